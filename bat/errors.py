@@ -1,0 +1,45 @@
+"""Exception types of BAT: one root, each subclass also a matching built-in."""
+
+
+class BatError(Exception):
+    """Root of every error BAT raises on purpose; the CLI prints it as one line."""
+
+
+class SpaceSpecError(BatError, ValueError):
+    """A malformed search-space file or expression (names the file and JSON path)."""
+
+
+class UnknownNameError(BatError, LookupError):
+    """An unknown tuner, benchmark, dataset or GPU (the message lists valid names)."""
+
+    def __init__(self, kind: str, name: str, valid: list[str] | tuple[str, ...]) -> None:
+        self.kind, self.name, self.valid = kind, name, list(valid)
+        listing = ", ".join(self.valid) if self.valid else "(none)"
+        super().__init__(f"unknown {kind} {name!r}; valid: {listing}")
+
+    def __str__(self) -> str:  # LookupError would otherwise quote the message
+        return str(self.args[0])
+
+
+class DatasetError(BatError, ValueError):
+    """A dataset that cannot be read, written or used as asked."""
+
+
+class SpaceMismatchError(DatasetError):
+    """A dataset whose parameters, values or space hash do not match its space."""
+
+
+class BackendError(BatError, RuntimeError):
+    """A backend that cannot work at all (not a failed configuration: that is data)."""
+
+
+class BudgetExhaustedError(BatError, RuntimeError):
+    """Evaluating after the budget is spent (a tuner bug: tuners check problem.exhausted)."""
+
+
+class TunerError(BatError, RuntimeError):
+    """A tuner that cannot run on the problem it was given."""
+
+
+class MissingDependencyError(BatError, ImportError):
+    """An optional library (a tuner, CatBoost, Dask) that is not installed."""
