@@ -1,0 +1,42 @@
+"""The straightforward FFG: a networkx DiGraph built node by node, and nx.pagerank on it.
+
+The reference that ``analysis.ffg`` is tested and benchmarked against; it
+loops in Python over nodes and neighbours, so keep it to small spaces.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+def reference_pagerank(fitness: np.ndarray, *, nodes: np.ndarray | None = None,
+                       neighbourhood: str = "adjacent", strict: bool = False) -> np.ndarray:
+    """networkx PageRank of the FFG of ``fitness`` (0 off the nodes), built by Python loops."""
+    import networkx as nx
+
+    f = np.asarray(fitness, dtype=float)
+    shape = f.shape
+    is_node = np.ones(shape, bool) if nodes is None else np.asarray(nodes, bool)
+    graph = nx.DiGraph()
+    for point in itertools.product(*(range(s) for s in shape)):
+        if not is_node[point]:
+            continue
+        graph.add_node(point)
+        for axis, size in enumerate(shape):
+            if neighbourhood == "adjacent":
+                others = [v for v in (point[axis] - 1, point[axis] + 1) if 0 <= v < size]
+            else:
+                others = [v for v in range(size) if v != point[axis]]
+            for v in others:
+                nb = (*point[:axis], v, *point[axis + 1:])
+                if not is_node[nb]:
+                    continue
+                if f[nb] < f[point] or (not strict and f[nb] == f[point]):
+                    graph.add_edge(point, nb)
+    ranks = nx.pagerank(graph, alpha=0.85, tol=1e-6)
+    out = np.zeros(shape)
+    for point, value in ranks.items():
+        out[point] = value
+    return out

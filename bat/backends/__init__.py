@@ -1,0 +1,1 @@
+"""Backends evaluate configurations: replay of recorded data, live CuPy, shell commands."""

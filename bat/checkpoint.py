@@ -1,0 +1,117 @@
+"""Checkpoint journal of a recording: append-only JSON lines, one per finished configuration.
+
+The first line is a header (what is being recorded, on which device); every
+later line is one finished configuration, written, flushed and fsynced
+before the next one starts, so a recording killed at any moment (``kill -9``
+included) loses at most the configuration it was measuring. Only the last
+line can be torn by a kill; opening the journal again cuts it off.
+
+Hand-written because the job is a dozen lines of ``os.write`` + ``fsync``:
+Parquet parts or SQLite would add either many small files or a dependency
+the GPU machine lacks, and neither makes one record durable more cheaply.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from bat.errors import DatasetError
+
+KIND = "bat-record-journal"
+VERSION = 1
+
+
+class Journal:
+    """An open journal: its header and the records already in it; ``append`` adds one durably."""
+
+    def __init__(self, path: Path, header: dict[str, Any], records: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.header = header
+        self.records = records
+        self._fd: int | None = None
+
+    # -- opening ---------------------------------------------------------------
+    @classmethod
+    def create(cls, path: str | Path, header: Mapping[str, Any]) -> Journal:
+        """Start a new journal at ``path`` (refused when one exists: resume it or remove it)."""
+        path = Path(path)
+        if path.exists():
+            raise DatasetError(f"{path}: a journal of an earlier recording exists; "
+                               "resume it (--resume) or remove it")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        full = {"kind": KIND, "version": VERSION, **header}
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(full, sort_keys=True) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)  # the header appears whole or not at all
+        _fsync_dir(path.parent)
+        return cls(path, full, [])
+
+    @classmethod
+    def open(cls, path: str | Path) -> Journal:
+        """Read an existing journal, cutting off a torn last line."""
+        path = Path(path)
+        if not path.is_file():
+            raise DatasetError(f"{path}: no journal to resume")
+        data = path.read_bytes()
+        lines, good_end = [], 0
+        for raw, end in _complete_lines(data):
+            try:
+                lines.append(json.loads(raw))
+            except json.JSONDecodeError as exc:
+                if end == len(data):  # a torn last line that happens to end in a newline
+                    break
+                raise DatasetError(f"{path}: line {len(lines) + 1} is not JSON: {exc}") from exc
+            good_end = end
+        if good_end < len(data):
+            with open(path, "r+b") as fh:
+                fh.truncate(good_end)
+                os.fsync(fh.fileno())
+        if not lines or lines[0].get("kind") != KIND:
+            raise DatasetError(f"{path}: not a BAT recording journal (no header line)")
+        header = lines[0]
+        if header.get("version") != VERSION:
+            raise DatasetError(f"{path}: journal version {header.get('version')} != {VERSION}")
+        return cls(path, header, lines[1:])
+
+    # -- writing ---------------------------------------------------------------
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record and make it durable before returning."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        line = (json.dumps(record, sort_keys=True, allow_nan=True) + "\n").encode()
+        os.write(self._fd, line)
+        os.fsync(self._fd)
+        self.records.append(dict(record))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def remove(self) -> None:
+        """Delete the journal (after its records were merged into a complete dataset)."""
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+def _complete_lines(data: bytes) -> Iterator[tuple[bytes, int]]:
+    """(line, offset just after its newline) for every newline-terminated line."""
+    start = 0
+    while (nl := data.find(b"\n", start)) >= 0:
+        yield data[start:nl], nl + 1
+        start = nl + 1
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,65 @@
+"""``bat list``: benchmarks, tuners, datasets and GPUs, read from the registries."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import typer
+from rich.table import Table
+
+
+class What(StrEnum):
+    all = "all"
+    benchmarks = "benchmarks"
+    tuners = "tuners"
+    datasets = "datasets"
+    gpus = "gpus"
+
+
+def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
+    """List benchmarks, tuners, datasets and GPUs."""
+    from bat.benchmark import benchmark_names, load_benchmark
+    from bat.cli import console
+    from bat.registry import DEFAULT_GPU, dataset_entries, tuner_entry, tuner_names
+
+    if what in (What.all, What.benchmarks):
+        t = Table(title="benchmarks")
+        t.add_column("name")
+        t.add_column("description")
+        for name in benchmark_names():
+            t.add_row(name, load_benchmark(name).description)
+        console.print(t)
+    if what in (What.all, What.tuners):
+        t = Table(title="tuners")
+        t.add_column("name")
+        t.add_column("what it is")
+        for name in tuner_names():
+            e = tuner_entry(name)
+            t.add_row(name, e.summary)
+        console.print(t)
+    entries = dataset_entries()
+    if what in (What.all, What.datasets):
+        t = Table(title="datasets (results/)")
+        for col in ("benchmark", "gpu", "rows", "source"):
+            t.add_column(col)
+        for e in entries:
+            m = e.meta
+            rows = str(m.n_expected) if m.n_expected is not None else "?"
+            t.add_row(m.benchmark, m.gpu + (" (partial)" if m.partial else ""), rows, m.source)
+        console.print(t)
+    if what in (What.all, What.gpus):
+        t = Table(title=f"GPUs with recorded data (default for replay: {DEFAULT_GPU})")
+        t.add_column("gpu")
+        t.add_column("name")
+        t.add_column("benchmarks")
+        gpus: dict[str, tuple[str, list[str]]] = {}
+        for e in entries:
+            name, benches = gpus.setdefault(e.meta.gpu, (e.meta.gpu_name, []))
+            benches.append(e.meta.benchmark)
+        for gpu, (name, benches) in sorted(gpus.items()):
+            t.add_row(gpu, name, ", ".join(benches))
+        console.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_)

@@ -1,0 +1,68 @@
+"""``bat run``: one tuner on one benchmark, replayed (no GPU) or live, with a trace."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+
+class BackendChoice(StrEnum):
+    auto = "auto"
+    replay = "replay"
+    live = "live"
+
+
+def run(
+    tuner: str = typer.Option(..., "--tuner", "-t", help="Tuner name (see `bat list tuners`)."),
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
+    gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
+    budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
+    time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same trace."),
+    out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default runs/<...>.parquet."),
+    backend: BackendChoice = typer.Option(BackendChoice.auto, "--backend",
+                                          help="auto: live on a GPU when one is present, else replay."),
+) -> None:
+    """Tune a benchmark with a tuner and report the best configuration found."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from bat.cli import console
+    from bat.problem import Budget
+    from bat.registry import make_tuner
+    from bat.runner import make_target, run_tuner
+
+    tuner_obj = make_tuner(tuner)  # unknown tuner fails before any work
+    target, how = make_target(benchmark, gpu=gpu, backend=backend.value)
+    console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
+    b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
+    if out is None:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{tuner}_s{seed}")
+        out = Path("runs") / f"{safe}.parquet"
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
+        result = run_tuner(tuner_obj, target, budget=b, seed=seed, out=out,
+                           progress=lambda f: bar.update(task, completed=f), tuner_name=tuner)
+    target.backend.close()
+    if result.best is None:
+        console.print("no valid configuration was found")
+    else:
+        console.print(f"best configuration: {result.best.config}", highlight=False)
+        console.print(f"best time: {result.best.objective_ms:.4f} ms")
+        ratio = result.ratio_to_best_known
+        if ratio is not None:
+            console.print(f"best known: {result.best_known_ms:.4f} ms; ratio best known / found: {ratio:.3f}")
+    console.print(
+        f"evaluations: {result.evaluated} ({result.failed} failed); proposals rejected by constraints: "
+        f"{result.rejected} (invalid rate {result.invalid_rate:.1%}); repeats: {result.repeated}"
+    )
+    console.print(f"tuner time: {result.tuner_s:.2f} s; simulated tuning time: {result.cost_s:.1f} s")
+    console.print(f"trace: {result.trace_path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)

@@ -1,0 +1,39 @@
+"""``bat space``: the sizes of one benchmark's search space, or of all of them."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+
+def space(
+    name: str = typer.Argument(None, help="Benchmark name or path to a space JSON; all when omitted."),
+) -> None:
+    """Show parameters, cardinality and constrained size of search spaces."""
+    from bat.benchmark import benchmark_names, load_benchmark
+    from bat.cli import console
+
+    names = [name] if name else benchmark_names()
+    t = Table(title="search spaces")
+    for col in ("benchmark", "parameters", "cardinality", "constrained", "published constrained"):
+        t.add_column(col, justify="right" if col != "benchmark" else "left")
+    for n in names:
+        b = load_benchmark(n)
+        pub = (b.published or {}).get("constrained")
+        t.add_row(b.name, str(len(b.space.names)), f"{b.space.cardinality:,}", f"{b.space.count_valid():,}",
+                  f"{pub:,}" if isinstance(pub, int) else "-")
+    console.print(t)
+    if name:
+        b = load_benchmark(name)
+        p = Table(title=f"{b.name} parameters")
+        p.add_column("parameter")
+        p.add_column("values")
+        for par in b.space.parameters:
+            p.add_row(par.name, ", ".join(str(v) for v in par.values))
+        console.print(p)
+        for c in b.space.constraints:
+            console.print(f"constraint: {c.expr}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("space")(space)

@@ -1,0 +1,247 @@
+"""The "command" section of a space file: compile/run/verify templates and how to read the time.
+
+A command benchmark is defined by files alone: its space file says how to
+compile a configuration (a template such as ``cc -O2 -DTILE={TILE} ...``),
+how to run it, how to read the objective (a regular expression with one
+capture group and a unit, or the wall time of the run), optionally how to
+verify its output, how often to repeat the run and the time limit of each
+step. Everything is checked here, when the benchmark is loaded: an unknown
+placeholder, a malformed regular expression or a bad limit raises
+SpaceSpecError naming the file and the JSON path.
+
+Templates are split into argument lists with ``shlex`` *before* anything is
+substituted and are run without a shell, so a substituted value is always one
+argument (or part of one) and can never be read as shell syntax. Placeholders
+are ``{NAME}`` for a parameter, a problem-size key or a constant, and
+``{dir}`` for the benchmark's directory; ``{{`` and ``}}`` are literal braces.
+A placeholder inside the script of ``sh -c`` is rejected (it would be
+re-parsed by that shell); pass it as a positional argument instead:
+``sh -c 'prog "$1"' sh {X}``. The template language is this small on purpose:
+``string.Formatter`` would accept attribute and index lookups, which a
+benchmark file has no business making.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bat.errors import SpaceSpecError
+
+#: Placeholder naming the benchmark's directory (where its sources lie).
+DIR_PLACEHOLDER = "dir"
+#: Milliseconds per unit of a regex-read objective.
+UNITS_MS: dict[str, float] = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
+#: Time limits (seconds) of the steps that a section does not set.
+DEFAULT_LIMITS_S: dict[str, float] = {"compile": 120.0, "run": 60.0, "verify": 60.0}
+DEFAULT_REPEATS = 3
+
+_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+
+@dataclass(frozen=True)
+class Template:
+    """A command as a list of arguments, each a sequence of literal text and placeholder names."""
+
+    text: str
+    argv: tuple[tuple[tuple[bool, str], ...], ...]  # per argument: (is_placeholder, text) parts
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(part for arg in self.argv for is_name, part in arg if is_name)
+
+    @property
+    def program(self) -> str | None:
+        """The program run (first argument) when it holds no placeholder."""
+        first = self.argv[0]
+        return None if any(is_name for is_name, _ in first) else "".join(p for _, p in first)
+
+    def render(self, values: Mapping[str, str]) -> list[str]:
+        """The argument list with every placeholder replaced by its value (never re-split)."""
+        return ["".join(values[p] if is_name else p for is_name, p in arg) for arg in self.argv]
+
+
+@dataclass(frozen=True)
+class Objective:
+    """How to read the time of one run: a regex capture (in ``unit``) or the run's wall time."""
+
+    pattern: re.Pattern[str] | None  # None: wall time of the run command
+    unit: str = "ms"
+
+    @property
+    def is_wall(self) -> bool:
+        return self.pattern is None
+
+    def describe(self) -> str:
+        if self.pattern is None:
+            return "wall time of the run"
+        return f"/{self.pattern.pattern}/ in {self.unit}"
+
+    def read_ms(self, output: str) -> float:
+        """The time in ms from a run's standard output (last match wins); ValueError if none."""
+        assert self.pattern is not None, "wall-time objectives are measured, not read"
+        matches = self.pattern.findall(output)
+        if not matches:
+            raise ValueError(f"no match for objective regex /{self.pattern.pattern}/ in the output")
+        text = matches[-1]
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"objective regex captured {text!r}, not a number") from None
+        if not value >= 0 or value == float("inf"):
+            raise ValueError(f"objective regex captured {text!r}, not a finite time >= 0")
+        return value * UNITS_MS[self.unit]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A parsed, validated "command" section."""
+
+    compile: Template | None
+    run: Template
+    verify: Template | None
+    objective: Objective
+    repeats: int
+    limits_s: Mapping[str, float]
+
+    def templates(self) -> dict[str, str]:
+        """The template texts, for provenance."""
+        out = {"run": self.run.text}
+        if self.compile is not None:
+            out["compile"] = self.compile.text
+        if self.verify is not None:
+            out["verify"] = self.verify.text
+        return out
+
+
+def parse_template(text: Any, known: frozenset[str], where: str) -> Template:
+    """Split ``text`` into arguments and check every placeholder names something in ``known``."""
+    if not isinstance(text, str) or not text.strip():
+        raise SpaceSpecError(f"{where}: expected a non-empty command string")
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise SpaceSpecError(f"{where}: cannot split the command: {exc}") from None
+    argv = tuple(_parse_word(word, known, where) for word in words)
+    _reject_shell_script_placeholders(argv, where)
+    return Template(text, argv)
+
+
+def _parse_word(word: str, known: frozenset[str], where: str) -> tuple[tuple[bool, str], ...]:
+    parts: list[tuple[bool, str]] = []
+    pos = 0
+    for m in _TOKEN.finditer(word):
+        if m.start() > pos:
+            parts.append((False, word[pos:m.start()]))
+        token = m.group(0)
+        if token in ("{{", "}}"):
+            parts.append((False, token[0]))
+        elif m.group(1) is None:
+            raise SpaceSpecError(f"{where}: unbalanced {token!r} in {word!r}; write {token * 2} "
+                                 "for a literal brace")
+        elif m.group(1) not in known:
+            raise SpaceSpecError(f"{where}: unknown placeholder {token} (not a parameter, "
+                                 f"problem-size key, constant or {{{DIR_PLACEHOLDER}}}); "
+                                 f"known: {', '.join(sorted(known))}")
+        else:
+            parts.append((True, m.group(1)))
+        pos = m.end()
+    if pos < len(word):
+        parts.append((False, word[pos:]))
+    return tuple(parts)
+
+
+def _reject_shell_script_placeholders(argv: tuple[tuple[tuple[bool, str], ...], ...],
+                                      where: str) -> None:
+    program = "".join(p for _, p in argv[0])
+    if os.path.basename(program) not in _SHELLS:
+        return
+    for k in range(1, len(argv) - 1):
+        if argv[k] == ((False, "-c"),) and any(is_name for is_name, _ in argv[k + 1]):
+            raise SpaceSpecError(
+                f"{where}: a placeholder inside a shell script (after -c) would be parsed by the "
+                "shell; pass it as an argument instead: sh -c 'prog \"$1\"' sh {NAME}")
+
+
+def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: str) -> CommandSpec:
+    """Validate the "command" section ``raw`` of space file ``source``.
+
+    ``known`` holds the names a template may use besides ``dir``: the
+    parameters, problem-size keys and constants.
+    """
+    where = f"{source}: command"
+    if not isinstance(raw, dict) or not raw:
+        raise SpaceSpecError(f"{where}: expected an object with at least a 'run' command")
+    if extra := sorted(set(raw) - set(_KEYS)):
+        raise SpaceSpecError(f"{where}.{extra[0]}: unknown key; allowed: {', '.join(_KEYS)}")
+    if "run" not in raw:
+        raise SpaceSpecError(f"{where}: missing key 'run'")
+    if DIR_PLACEHOLDER in known:
+        raise SpaceSpecError(f"{where}: a parameter or size named {DIR_PLACEHOLDER!r} would hide "
+                             f"the {{{DIR_PLACEHOLDER}}} placeholder; rename it")
+    names = frozenset(known) | {DIR_PLACEHOLDER}
+
+    def template(key: str) -> Template | None:
+        return parse_template(raw[key], names, f"{where}.{key}") if key in raw else None
+
+    run = template("run")
+    assert run is not None
+    return CommandSpec(
+        compile=template("compile"), run=run, verify=template("verify"),
+        objective=_parse_objective(raw.get("objective", "wall"), f"{where}.objective"),
+        repeats=_parse_repeats(raw.get("repeats", DEFAULT_REPEATS), f"{where}.repeats"),
+        limits_s=_parse_limits(raw.get("time_limit_s", {}), f"{where}.time_limit_s"),
+    )
+
+
+def _parse_objective(raw: Any, where: str) -> Objective:
+    if raw == "wall":
+        return Objective(None)
+    if not isinstance(raw, dict) or set(raw) - {"regex", "unit"} or "regex" not in raw:
+        raise SpaceSpecError(f"{where}: expected \"wall\" or an object "
+                             "{\"regex\": ..., \"unit\": \"s|ms|us|ns\"}")
+    unit = raw.get("unit", "ms")
+    if unit not in UNITS_MS:
+        raise SpaceSpecError(f"{where}.unit: {unit!r} is not one of {', '.join(UNITS_MS)}")
+    if not isinstance(raw["regex"], str):
+        raise SpaceSpecError(f"{where}.regex: expected a string")
+    try:
+        pattern = re.compile(raw["regex"])
+    except re.error as exc:
+        raise SpaceSpecError(f"{where}.regex: not a regular expression: {exc}") from None
+    if pattern.groups != 1:
+        raise SpaceSpecError(f"{where}.regex: needs exactly one capture group, has {pattern.groups}")
+    return Objective(pattern, unit)
+
+
+def _parse_repeats(raw: Any, where: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise SpaceSpecError(f"{where}: expected an integer >= 1, got {raw!r}")
+    return raw
+
+
+def _parse_limits(raw: Any, where: str) -> dict[str, float]:
+    if not isinstance(raw, dict):
+        raise SpaceSpecError(f"{where}: expected an object of seconds per step")
+    limits = dict(DEFAULT_LIMITS_S)
+    for step, value in raw.items():
+        if step not in DEFAULT_LIMITS_S:
+            raise SpaceSpecError(f"{where}.{step}: unknown step; steps: {', '.join(DEFAULT_LIMITS_S)}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            raise SpaceSpecError(f"{where}.{step}: expected seconds > 0, got {value!r}")
+        limits[step] = float(value)
+    return limits
+
+
+def command_spec(benchmark: Any) -> CommandSpec:
+    """The parsed command section of a loaded ``Benchmark`` (SpaceSpecError if it has none)."""
+    if not benchmark.command:
+        raise SpaceSpecError(f"{benchmark.path}: command: this benchmark has no command section")
+    known = {*benchmark.space.names, *benchmark.problem_size, *benchmark.constants}
+    return parse_command_section(benchmark.command, known, str(benchmark.path))

@@ -1,0 +1,191 @@
+"""A comparison campaign: which tuners, on which targets, at which budgets, how often.
+
+A campaign is the Cartesian product (tuner, benchmark, GPU, repeat); each
+element becomes one or more *runs* (``RunSpec``), independent of each other.
+
+Seeds. Repeat r of tuner label L on (benchmark B, GPU G) under campaign seed
+S runs with the 32-bit seed
+``SeedSequence([S, r, w0, w1, w2, w3]).generate_state(1)[0]``, where
+``w0..w3`` are the first four little-endian 32-bit words of
+``sha256("L|B|G")``. The seed does not depend on the budget or on the other
+tuners of the campaign, so adding a tuner or a budget never changes the runs
+already made, and the same label gets the same seeds in a baseline and in a
+later campaign (an unchanged tuner reproduces its baseline exactly).
+
+Budgets. A run with budget B records its trace; the best configuration after
+its first k charged evaluations is what a run with budget k would have found
+*if the tuner does not look at the budget*. For the tuners in
+``BUDGET_AGNOSTIC`` one run at the largest budget therefore serves every
+smaller budget (its trace prefixes); every other tuner (any tuner not listed,
+including tuners given by import path) is run once per budget, which is
+always correct, only slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from bat.errors import BatError, UnknownNameError
+from bat.registry import make_tuner, tuner_names
+from bat.tuner import Tuner
+
+#: Registered tuners whose run with budget k equals (in distribution) the first k
+#: charged evaluations of a longer run, with the reason.
+BUDGET_AGNOSTIC: dict[str, str] = {
+    "reference:random": "draws uniformly without replacement; a prefix of a longer draw is a uniform draw",
+    "optuna": "TPE never sees the budget (ask/tell until the problem is exhausted)",
+    "optuna:random": "the sampler never sees the budget",
+    "optuna:gp": "the sampler never sees the budget",
+    "optuna:cmaes": "the sampler never sees the budget",
+}
+
+
+class CampaignError(BatError, ValueError):
+    """A campaign that cannot be run as defined (names the option that is wrong)."""
+
+
+@dataclass(frozen=True)
+class TunerSpec:
+    """A tuner as a campaign names it: a label (for tables and the gate) and what builds it.
+
+    ``spec`` is a registered name (``bat list tuners``) or an import path
+    ``package.module:Class`` of a ``Tuner`` subclass (a tuner outside BAT).
+    """
+
+    label: str
+    spec: str
+
+    @classmethod
+    def parse(cls, text: str) -> TunerSpec:
+        """``NAME`` or ``LABEL=NAME`` (NAME: a registered tuner or ``module:Class``)."""
+        label, sep, spec = text.strip().partition("=")
+        if not sep:
+            spec = label
+        label, spec = label.strip(), spec.strip()
+        if not label or not spec:
+            raise CampaignError(f"--tuners entry {text!r}: expected NAME or LABEL=NAME")
+        return cls(label, spec)
+
+    @property
+    def registered(self) -> bool:
+        return self.spec in tuner_names()
+
+    @property
+    def budget_agnostic(self) -> bool:
+        return self.registered and self.spec in BUDGET_AGNOSTIC
+
+    def build(self) -> Tuner:
+        """A fresh tuner object (imports its library)."""
+        if self.registered:
+            return make_tuner(self.spec)
+        module_name, sep, attr = self.spec.partition(":")
+        if not sep or "." not in module_name:
+            raise UnknownNameError("tuner", self.spec, tuner_names() + ["package.module:Class"])
+        try:
+            cls = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise CampaignError(f"tuner {self.spec!r} (label {self.label}): cannot import it: {exc}") from exc
+        if not (isinstance(cls, type) and issubclass(cls, Tuner)):
+            raise CampaignError(f"tuner {self.spec!r} (label {self.label}) is not a bat.tuner.Tuner subclass")
+        return cls()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One tuner run of a campaign; ``budgets`` are the budgets its trace answers for."""
+
+    tuner: TunerSpec
+    benchmark: str
+    gpu: str
+    repeat: int
+    seed: int
+    budgets: tuple[int, ...]
+    remeasure: int
+    backend: str
+
+    @property
+    def max_budget(self) -> int:
+        return max(self.budgets)
+
+    @property
+    def run_id(self) -> str:
+        """Stable identity: the same definition gives the same id, in any campaign."""
+        key = json.dumps(asdict(self), sort_keys=True)
+        return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """Tuners x targets x budgets x repeats; see the module docstring for seeds and budgets."""
+
+    tuners: tuple[TunerSpec, ...]
+    targets: tuple[tuple[str, str], ...]  # (benchmark, GPU)
+    budgets: tuple[int, ...]
+    repeats: int
+    seed: int = 0
+    remeasure: int = 0  # re-measurements of each run's final configuration (0: none)
+    backend: str = "replay"
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.tuners:
+            raise CampaignError("--tuners: at least one tuner is needed")
+        labels = [t.label for t in self.tuners]
+        if len(set(labels)) != len(labels):
+            raise CampaignError(f"--tuners: labels must be unique, got {labels}")
+        if not self.targets:
+            raise CampaignError("--benchmarks: at least one benchmark with recorded data is needed")
+        if not self.budgets or min(self.budgets) < 1:
+            raise CampaignError(f"--budgets: positive integers are needed, got {list(self.budgets)}")
+        if self.repeats < 1:
+            raise CampaignError(f"--repeats must be >= 1, got {self.repeats}")
+        if self.remeasure < 0:
+            raise CampaignError(f"remeasure must be >= 0, got {self.remeasure}")
+        if self.backend not in ("replay", "live"):
+            raise CampaignError(f"backend must be replay or live, got {self.backend!r}")
+        object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
+
+    def run_seed(self, label: str, benchmark: str, gpu: str, repeat: int) -> int:
+        """The seed of one repeat (derivation in the module docstring)."""
+        digest = hashlib.sha256(f"{label}|{benchmark}|{gpu}".encode()).digest()
+        words = np.frombuffer(digest[:16], dtype="<u4").tolist()
+        return int(np.random.SeedSequence([self.seed, repeat, *words]).generate_state(1)[0])
+
+    def runs(self) -> list[RunSpec]:
+        """Every run of the campaign, longest first (so a pool's last tasks are short)."""
+        out = []
+        for t in self.tuners:
+            groups = [self.budgets] if t.budget_agnostic else [(b,) for b in self.budgets]
+            for bench, gpu in self.targets:
+                for r in range(self.repeats):
+                    seed = self.run_seed(t.label, bench, gpu, r)
+                    out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend) for g in groups)
+        return sorted(out, key=lambda s: -s.max_budget)
+
+    def budget_policy(self) -> dict[str, str]:
+        """Per tuner label: how its budgets were obtained, in words."""
+        return {
+            t.label: (f"one run at {max(self.budgets)} evaluations, smaller budgets from its trace "
+                      f"({BUDGET_AGNOSTIC[t.spec]})" if t.budget_agnostic else "one run per budget")
+            for t in self.tuners
+        }
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tuners": [asdict(t) for t in self.tuners],
+            "targets": [list(t) for t in self.targets],
+            "budgets": list(self.budgets),
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "remeasure": self.remeasure,
+            "backend": self.backend,
+            "notes": list(self.notes),
+            "budget_policy": self.budget_policy(),
+            "seed_derivation": "SeedSequence([seed, repeat, *first four little-endian uint32 words of "
+                               "sha256('label|benchmark|gpu')]).generate_state(1)[0]",
+        }

@@ -1,0 +1,223 @@
+"""Constraint groups: the valid set of a search space as a product of independent parts.
+
+Two parameters are linked when one constraint names both; each connected set
+of parameters is a group, and a configuration is valid exactly when each
+group's part of it is valid. A group's valid part is found by evaluating its
+constraints over the group's own sub-product in bounded chunks and is held as
+sorted local ids, so counting, ranking and unranking never touch the full
+product. Hand-written: this is the engine's core idea (METHODS.md, "Working
+with spaces of 10^8 configurations") and no library offers it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bat.expressions import Expression
+
+#: rows evaluated at once when scanning a group's sub-product (bounded memory)
+EVAL_CHUNK = 1 << 20
+#: groups whose sub-product is at most this big also keep a boolean lookup mask
+MASK_LIMIT = 1 << 22
+
+
+def mixed_radix_strides(radices: np.ndarray) -> np.ndarray:
+    """Strides of a mixed-radix number whose last digit is fastest."""
+    strides = np.ones(len(radices), dtype=np.int64)
+    for j in range(len(radices) - 2, -1, -1):
+        strides[j] = strides[j + 1] * radices[j + 1]
+    return strides
+
+
+def digits(ids: np.ndarray, radices: np.ndarray) -> np.ndarray:
+    """Mixed-radix digits (n, len(radices)) of integer ids, last digit fastest."""
+    out = np.empty((len(ids), len(radices)), dtype=np.int64)
+    for j, column in enumerate(np.unravel_index(ids, tuple(int(r) for r in radices))):
+        out[:, j] = column
+    return out
+
+
+@dataclass
+class Group:
+    """Parameters linked by constraints (positions ``members``, ascending) and their valid part."""
+
+    members: np.ndarray
+    radices: np.ndarray
+    constraints: tuple[Expression, ...]
+    value_arrays: tuple[np.ndarray, ...]
+    names: tuple[str, ...]
+    env: dict[str, object]
+    strides: np.ndarray = field(init=False)
+    size: int = field(init=False)
+    _valid: np.ndarray | None = field(default=None, init=False)
+    _mask: np.ndarray | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.strides = mixed_radix_strides(self.radices)
+        self.size = math.prod(int(r) for r in self.radices)
+
+    def _check(self, rows: np.ndarray, exprs: Sequence[Expression]) -> np.ndarray:
+        """Evaluate ``exprs`` on rows holding the digits of the first members."""
+        ok = np.ones(len(rows), dtype=bool)
+        env = dict(self.env)
+        for k in range(rows.shape[1]):
+            env[self.names[k]] = self.value_arrays[k][rows[:, k]]
+        for expr in exprs:
+            ok &= np.broadcast_to(np.asarray(expr.evaluate(env), dtype=bool), ok.shape)
+        return ok
+
+    def _extend(self, rows: np.ndarray, ready: list[list[Expression]]) -> Iterator[np.ndarray]:
+        """Valid completions of partial rows, one member at a time, in id order.
+
+        Each constraint is checked as soon as its last parameter is assigned, so
+        invalid prefixes are pruned early; batches stay under EVAL_CHUNK rows.
+        """
+        k = rows.shape[1]
+        if k == len(self.members):
+            yield rows
+            return
+        radix = int(self.radices[k])
+        step = max(1, EVAL_CHUNK // radix)
+        for start in range(0, len(rows), step):
+            part = rows[start:start + step]
+            new = np.empty((len(part) * radix, k + 1), dtype=np.int64)
+            new[:, :k] = np.repeat(part, radix, axis=0)
+            new[:, k] = np.tile(np.arange(radix, dtype=np.int64), len(part))
+            if ready[k]:
+                new = new[self._check(new, ready[k])]
+            yield from self._extend(new, ready)
+
+    def valid(self, progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Sorted valid local ids (computed once, by pruned extension in bounded batches)."""
+        if self._valid is None:
+            position = {n: k for k, n in enumerate(self.names)}
+            ready: list[list[Expression]] = [[] for _ in self.names]
+            for expr in self.constraints:
+                last = max((position[n] for n in expr.names if n in position), default=0)
+                ready[last].append(expr)
+            start = np.zeros((1, 0), dtype=np.int64)
+            parts = [rows @ self.strides for rows in self._extend(start, ready)]
+            self._valid = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        if progress is not None:
+            progress(self.size)
+        return self._valid
+
+    def contains(self, local_ids: np.ndarray) -> np.ndarray:
+        """Membership of local ids in the valid part."""
+        if self.size <= MASK_LIMIT:
+            if self._mask is None:
+                mask = np.zeros(self.size, dtype=bool)
+                mask[self.valid()] = True
+                self._mask = mask
+            return self._mask[local_ids]
+        valid = self.valid()
+        pos = np.searchsorted(valid, local_ids)
+        return (pos < len(valid)) & (valid[np.minimum(pos, len(valid) - 1)] == local_ids)
+
+    def count_in(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Number of valid local ids in [lo, hi) (elementwise)."""
+        valid = self.valid()
+        return np.searchsorted(valid, hi) - np.searchsorted(valid, lo)
+
+
+def build_groups(radices: np.ndarray, names: Sequence[str], value_arrays: Sequence[np.ndarray],
+                 constraints: Sequence[Expression], env: dict[str, object]) -> list[Group]:
+    """Split parameters into connected groups by shared constraints (union-find)."""
+    parent = list(range(len(names)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    position = {n: i for i, n in enumerate(names)}
+    owners = []
+    for expr in constraints:
+        used = sorted(position[n] for n in expr.names if n in position) or [0]
+        for other in used[1:]:
+            parent[root(other)] = root(used[0])
+        owners.append(used[0])
+    by_root: dict[int, list[int]] = {}
+    for i in range(len(names)):
+        by_root.setdefault(root(i), []).append(i)
+    groups = []
+    for members in sorted(by_root.values()):
+        idx = np.array(members, dtype=np.int64)
+        groups.append(Group(
+            members=idx,
+            radices=radices[idx],
+            constraints=tuple(e for e, o in zip(constraints, owners, strict=True)
+                              if root(o) == root(members[0])),
+            value_arrays=tuple(value_arrays[i] for i in members),
+            names=tuple(names[i] for i in members),
+            env=env,
+        ))
+    return groups
+
+
+def _others(counts: list[np.ndarray], skip: int, n: int) -> np.ndarray:
+    out = np.ones(n, dtype=np.int64)
+    for h, c in enumerate(counts):
+        if h != skip:
+            out *= c
+    return out
+
+
+def _owners(groups: Sequence[Group], d: int) -> list[tuple[int, int]]:
+    owner: list[tuple[int, int]] = [(0, 0)] * d
+    for g, group in enumerate(groups):
+        for q, j in enumerate(group.members):
+            owner[int(j)] = (g, q)
+    return owner
+
+
+def rank(groups: Sequence[Group], idx: np.ndarray) -> np.ndarray:
+    """Number of valid configurations with a smaller flat id than each (valid) row."""
+    n, d = idx.shape
+    lo = [np.zeros(n, dtype=np.int64) for _ in groups]
+    counts = [np.full(n, len(g.valid()), dtype=np.int64) for g in groups]
+    total = np.zeros(n, dtype=np.int64)
+    for j, (g, q) in enumerate(_owners(groups, d)):
+        group, step = groups[g], groups[g].strides[q]
+        start = lo[g] + idx[:, j] * step
+        total += group.count_in(lo[g], start) * _others(counts, g, n)
+        lo[g] = start
+        counts[g] = group.count_in(start, start + step)
+    return total
+
+
+def unrank(groups: Sequence[Group], ranks: np.ndarray, d: int) -> np.ndarray:
+    """Value-index rows of the valid configurations with the given ranks (id order)."""
+    n = len(ranks)
+    rest = np.array(ranks, dtype=np.int64)
+    out = np.empty((n, d), dtype=np.int64)
+    lo = [np.zeros(n, dtype=np.int64) for _ in groups]
+    counts = [np.full(n, len(g.valid()), dtype=np.int64) for g in groups]
+    rows = np.arange(n)
+    for j, (g, q) in enumerate(_owners(groups, d)):
+        group, step = groups[g], groups[g].strides[q]
+        bounds = lo[g][:, None] + np.arange(group.radices[q] + 1, dtype=np.int64) * step
+        valid = group.valid()
+        cum = np.searchsorted(valid, bounds) - np.searchsorted(valid, lo[g])[:, None]
+        weighted = cum * _others(counts, g, n)[:, None]
+        value = (weighted[:, 1:] <= rest[:, None]).sum(axis=1)
+        rest -= weighted[rows, value]
+        lo[g] = lo[g] + value * step
+        counts[g] = cum[rows, value + 1] - cum[rows, value]
+        out[:, j] = value
+    return out
+
+
+def valid_flat_ids(groups: Sequence[Group], strides: np.ndarray) -> np.ndarray:
+    """All valid flat ids, sorted, built as the outer sum of each group's contributions."""
+    ids = np.zeros(1, dtype=np.int64)
+    for group in groups:
+        contrib = digits(group.valid(), group.radices) @ strides[group.members]
+        ids = (ids[:, None] + contrib[None, :]).ravel()
+    ids.sort()
+    return ids

@@ -1,0 +1,243 @@
+"""Measured data on disk: one Parquet file per (benchmark, GPU), readable with plain pandas.
+
+A dataset holds one row per measured configuration: the parameter values,
+a status, the objective (mean kernel time, ms), every repeated time, the
+compile time and optional columns (static resources, launch geometry,
+Nsight Compute counters). Per-dataset metadata (benchmark, space hash,
+problem size, input recipe, GPU, toolchain, date, source, licence) travels
+in the Parquet schema metadata under the key ``bat``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bat.errors import DatasetError, SpaceMismatchError
+
+if TYPE_CHECKING:
+    from bat.space import SearchSpace
+
+META_KEY = b"bat"
+FORMAT_VERSION = 1
+
+
+class Status(StrEnum):
+    """Outcome of evaluating one configuration."""
+
+    OK = "ok"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    INCORRECT = "incorrect"
+    TIMEOUT = "timeout"
+    CONSTRAINT_VIOLATION = "constraint_violation"
+    MISSING = "missing"
+
+
+#: Columns every dataset has, after the parameter columns.
+CORE_COLUMNS: tuple[str, ...] = (
+    "status",
+    "objective_ms",
+    "times_ms",
+    "compile_ms",
+    "benchmark_ms",
+    "message",
+)
+
+#: Optional columns with a fixed meaning (static resources and launch geometry).
+RESOURCE_COLUMNS: tuple[str, ...] = (
+    "registers",
+    "shared_bytes",
+    "local_bytes",
+    "spill_stores_bytes",
+    "spill_loads_bytes",
+    "threads",
+    "blocks",
+)
+
+
+@dataclass
+class DatasetMeta:
+    """Where, when and how a dataset was measured."""
+
+    benchmark: str
+    space_hash: str
+    gpu: str
+    gpu_name: str = ""
+    problem_size: dict[str, Any] = field(default_factory=dict)
+    input_recipe: dict[str, Any] = field(default_factory=dict)
+    driver: str = ""
+    toolkit: str = ""
+    date: str = ""
+    source: str = ""
+    licence: str = ""
+    partial: bool = False
+    n_expected: int | None = None
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"format_version": FORMAT_VERSION, **asdict(self)}, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, where: str = "<metadata>") -> DatasetMeta:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}: metadata is not JSON: {exc}") from exc
+        raw.pop("format_version", None)
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(raw) - known
+        if unknown:
+            raise DatasetError(f"{where}: unknown metadata keys {sorted(unknown)}")
+        missing = {"benchmark", "space_hash", "gpu"} - set(raw)
+        if missing:
+            raise DatasetError(f"{where}: metadata lacks {sorted(missing)}")
+        return cls(**raw)
+
+
+def counter_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns holding Nsight Compute metrics (their names contain ``__``)."""
+    return [c for c in frame.columns if "__" in c]
+
+
+@dataclass
+class Dataset:
+    """A table of measured configurations plus its metadata."""
+
+    frame: pd.DataFrame
+    meta: DatasetMeta
+    parameters: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        missing = [c for c in (*self.parameters, *CORE_COLUMNS) if c not in self.frame.columns]
+        if missing:
+            raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu} lacks columns {missing}")
+        bad = set(self.frame["status"].unique()) - {s.value for s in Status}
+        if bad:
+            raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu}: unknown statuses {sorted(bad)}")
+
+    # -- views ---------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return f"{self.meta.benchmark}/{self.meta.gpu}"
+
+    @property
+    def ok(self) -> pd.DataFrame:
+        """Rows whose status is ok (the ones with an objective)."""
+        return self.frame[self.frame["status"] == Status.OK.value]
+
+    @property
+    def best_ms(self) -> float:
+        """Best (lowest) objective among ok rows."""
+        ok = self.ok
+        if ok.empty:
+            raise DatasetError(f"dataset {self.name} has no valid measurement")
+        return float(ok["objective_ms"].min())
+
+    @property
+    def counters(self) -> list[str]:
+        return counter_columns(self.frame)
+
+    def configs(self) -> pd.DataFrame:
+        return self.frame[list(self.parameters)]
+
+    # -- checks --------------------------------------------------------------
+    def check_space(self, space: SearchSpace) -> None:
+        """Raise SpaceMismatchError listing every way the data disagrees with ``space``."""
+        problems: list[str] = []
+        if tuple(space.names) != self.parameters:
+            problems.append(f"parameters {list(self.parameters)} != space's {list(space.names)}")
+        else:
+            for p in space.parameters:
+                allowed = set(p.values)
+                seen = set(self.frame[p.name].unique().tolist())
+                extra = sorted(seen - allowed, key=str)
+                if extra:
+                    problems.append(f"{p.name}: values {extra} not in the space")
+        if self.meta.space_hash != space.space_hash:
+            problems.append(
+                f"space hash {self.meta.space_hash[:12]} != space file's {space.space_hash[:12]}"
+            )
+        if problems:
+            raise SpaceMismatchError(f"dataset {self.name} does not match space {space.name}: " + "; ".join(problems))
+
+    # -- disk ----------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pandas(self.frame.reset_index(drop=True), preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        meta[META_KEY] = self.meta.to_json().encode()
+        meta[b"bat_parameters"] = json.dumps(list(self.parameters)).encode()
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        pq.write_table(table.replace_schema_metadata(meta), tmp, compression="zstd")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Dataset:
+        path = Path(path)
+        if not path.exists():
+            raise DatasetError(f"{path}: no such dataset file")
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DatasetError(f"{path}: not a Parquet dataset: {exc}") from exc
+        meta = table.schema.metadata or {}
+        if META_KEY not in meta:
+            raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
+        params = tuple(json.loads(meta[b"bat_parameters"]))
+        frame = table.to_pandas()
+        frame["times_ms"] = frame["times_ms"].map(_as_float_list)
+        return cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
+
+    @staticmethod
+    def read_meta(path: str | Path) -> DatasetMeta:
+        """Metadata only, without reading the rows."""
+        schema = pq.read_schema(path)
+        meta = schema.metadata or {}
+        if META_KEY not in meta:
+            raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
+        return DatasetMeta.from_json(meta[META_KEY], str(path))
+
+
+def _as_float_list(value: object) -> list[float]:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return []
+    return [float(v) for v in np.atleast_1d(np.asarray(value, dtype=float))]
+
+
+def make_frame(
+    parameters: tuple[str, ...] | list[str],
+    rows: list[Mapping[str, Any]],
+) -> pd.DataFrame:
+    """Build a dataset frame from row dicts, filling core columns with defaults."""
+    frame = pd.DataFrame.from_records(list(rows))
+    for col, default in (
+        ("status", Status.OK.value),
+        ("objective_ms", np.nan),
+        ("times_ms", None),
+        ("compile_ms", np.nan),
+        ("benchmark_ms", np.nan),
+        ("message", ""),
+    ):
+        if col not in frame.columns:
+            frame[col] = [default] * len(frame)
+    frame["times_ms"] = frame["times_ms"].map(_as_float_list)
+    frame["message"] = frame["message"].fillna("").astype(str)
+    frame["status"] = frame["status"].astype(str)
+    for col in ("objective_ms", "compile_ms", "benchmark_ms"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    ordered = [*parameters, *CORE_COLUMNS]
+    rest = [c for c in frame.columns if c not in ordered]
+    return frame[ordered + rest]

@@ -1,0 +1,177 @@
+"""Kernel Tuner cache files (``.json``, ``.json.gz``) to datasets and back.
+
+A cache holds a header (device, kernel, problem size, parameter order and
+value lists) and ``cache``: records keyed by the comma-joined parameter
+values. Failed configurations carry a string in ``time``
+(``CompilationFailedConfig``, ``RuntimeFailedConfig``, ``InvalidConfig``).
+Fields this format has and ours does not (timestamps, framework and strategy
+times, verification time, GFLOP/s) travel in the dataset's metadata and in
+per-row ``kt_*`` columns so an export gives the same cache back.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bat.dataset import Dataset, DatasetMeta, Status, make_frame
+from bat.errors import DatasetError
+
+FAILURE_STATUS = {
+    "CompilationFailedConfig": Status.COMPILE_ERROR,
+    "RuntimeFailedConfig": Status.RUNTIME_ERROR,
+    "InvalidConfig": Status.CONSTRAINT_VIOLATION,
+}
+STATUS_FAILURE = {v: k for k, v in FAILURE_STATUS.items()}
+# Our statuses that Kernel Tuner has no word for are written as runtime failures.
+STATUS_FAILURE.update(
+    {
+        Status.INCORRECT: "RuntimeFailedConfig",
+        Status.TIMEOUT: "RuntimeFailedConfig",
+        Status.MISSING: "RuntimeFailedConfig",
+    }
+)
+#: Record fields kept per row as ``kt_<field>`` columns.
+EXTRA_FIELDS = ("verification_time", "strategy_time", "framework_time", "timestamp", "GFLOP/s")
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Read a JSON or gzip-compressed JSON file."""
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        # Kernel Tuner leaves a cache being written without its closing braces.
+        try:
+            return json.loads(text.rstrip().rstrip(",") + "}}")
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}: not a JSON file: {exc}") from exc
+
+
+def gpu_id(device_name: str) -> str:
+    """Short GPU id from a device name: 'NVIDIA GeForce RTX 3090' -> 'RTX_3090'."""
+    words = [w for w in device_name.replace("-", " ").split() if w not in {"NVIDIA", "GeForce", "GPU"}]
+    return "_".join(words) or "unknown_gpu"
+
+
+def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
+    return isinstance(raw, dict) and "cache" in raw and "tune_params_keys" in raw
+
+
+def read_cache(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Parse a cache into (header, frame in dataset layout)."""
+    path = Path(path)
+    raw = read_json(path)
+    if not is_kernel_tuner_cache(raw):
+        raise DatasetError(f"{path}: not a Kernel Tuner cache (no 'tune_params_keys'/'cache')")
+    keys: list[str] = list(raw["tune_params_keys"])
+    rows = []
+    for key, rec in raw["cache"].items():
+        values = key.split(",")
+        if len(values) != len(keys):
+            raise DatasetError(f"{path}: cache key {key!r} has {len(values)} values for {len(keys)} parameters")
+        missing = [k for k in keys if k not in rec]
+        if missing:
+            raise DatasetError(f"{path}: record {key!r} lacks parameters {missing}")
+        row: dict[str, Any] = {k: rec[k] for k in keys}
+        t = rec.get("time")
+        if isinstance(t, str):
+            if t not in FAILURE_STATUS:
+                raise DatasetError(f"{path}: record {key!r} has unknown failure {t!r}")
+            row["status"] = FAILURE_STATUS[t].value
+            row["objective_ms"] = np.nan
+            row["message"] = t
+        elif isinstance(t, int | float) and math.isfinite(t):
+            row["status"] = Status.OK.value
+            row["objective_ms"] = float(t)
+        else:
+            raise DatasetError(f"{path}: record {key!r} has no usable 'time' ({t!r})")
+        row["times_ms"] = [float(x) for x in rec.get("times", [])]
+        row["compile_ms"] = rec.get("compile_time", np.nan)
+        row["benchmark_ms"] = rec.get("benchmark_time", np.nan)
+        for f in EXTRA_FIELDS:
+            if f in rec:
+                row[f"kt_{f}"] = rec[f]
+        rows.append(row)
+    frame = make_frame(keys, rows)
+    header = {k: v for k, v in raw.items() if k != "cache"}
+    return header, frame
+
+
+def to_cache(dataset: Dataset) -> dict[str, Any]:
+    """A Kernel Tuner cache dict holding every row of ``dataset``."""
+    header = dict(dataset.meta.extra.get("kernel_tuner_header", {}))
+    params = list(dataset.parameters)
+    frame = dataset.frame
+    header.setdefault("device_name", dataset.meta.gpu_name or dataset.meta.gpu)
+    header.setdefault("kernel_name", dataset.meta.benchmark)
+    header.setdefault("problem_size", list(dataset.meta.problem_size.values()))
+    header["tune_params_keys"] = params
+    header.setdefault(
+        "tune_params", {p: sorted(frame[p].unique().tolist()) for p in params}
+    )
+    cache: dict[str, Any] = {}
+    for rec in frame.to_dict("records"):
+        values = [_plain(rec[p]) for p in params]
+        out: dict[str, Any] = dict(zip(params, values, strict=True))
+        status = Status(rec["status"])
+        out["time"] = float(rec["objective_ms"]) if status is Status.OK else STATUS_FAILURE[status]
+        if len(rec["times_ms"]) or status is Status.OK:  # failed records carry no "times"
+            out["times"] = [float(x) for x in rec["times_ms"]]
+        for field, col in (("compile_time", "compile_ms"), ("benchmark_time", "benchmark_ms")):
+            if not _is_nan(rec[col]):
+                out[field] = _plain(rec[col])
+        for f in EXTRA_FIELDS:
+            col = f"kt_{f}"
+            if col in rec and not _is_nan(rec[col]):
+                out[f] = _plain(rec[col])
+        cache[",".join(str(v) for v in values)] = out
+    header["cache"] = cache
+    return header
+
+
+def write_cache(dataset: Dataset, path: str | Path) -> Path:
+    path = Path(path)
+    text = json.dumps(to_cache(dataset))
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text)
+    return path
+
+
+def cache_meta(header: dict[str, Any], benchmark: str, space_hash: str, gpu: str | None) -> DatasetMeta:
+    """Dataset metadata from a cache header (the caller adds source and licence)."""
+    size = header.get("problem_size")
+    problem_size = size if isinstance(size, dict) else {"problem_size": size}
+    return DatasetMeta(
+        benchmark=benchmark,
+        space_hash=space_hash,
+        gpu=gpu or gpu_id(str(header.get("device_name", ""))),
+        gpu_name=str(header.get("device_name", "")),
+        problem_size=problem_size,
+        extra={"kernel_tuner_header": header},
+    )
+
+
+def _is_nan(v: object) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _plain(v: object) -> object:
+    """NumPy scalars to Python scalars; NaN stays NaN (JSON writes it as NaN)."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

@@ -1,0 +1,193 @@
+"""The kernel-runner contract: what a benchmark tells a backend about running its kernel.
+
+One ``KernelRunner`` subclass per benchmark (``benchmarks/<name>/runner.py``)
+says how to build the inputs, which ``-D`` macros to compile with, which
+launches to make, and how to check the outputs against a NumPy reference. It
+imports no GPU library, so it loads (and its references run) anywhere; the
+live CuPy backend and the NVRTC compile checks both drive it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar
+
+import numpy as np
+
+Scalar = np.integer | np.floating
+Arg = str | tuple[str, Scalar]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch: entry point, geometry, and arguments in order.
+
+    An argument is the name of an array from ``make_inputs`` (passed as a
+    device pointer) or ``("scalar", numpy_scalar)`` passed by value with its
+    exact dtype.
+    """
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[Arg, ...]
+    shared_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """Outcome of comparing outputs with the reference (``bool(result)`` is ``ok``)."""
+
+    ok: bool
+    message: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+class KernelRunner(ABC):
+    """How to run and check one benchmark's kernel; see docs/DESIGN.md.
+
+    Array names in ``make_inputs`` are the names used in launches. Every array
+    named in ``reset_names()`` is copied again from its host value before each
+    timed run (outputs accumulated in place or read-modify-written); arrays in
+    ``symbol_names()`` go to the ``__constant__`` variable of the same name.
+    """
+
+    benchmark: ClassVar[str]
+    kernel_names: ClassVar[tuple[str, ...]]
+    source: ClassVar[str] = "kernel.cu"
+
+    @abstractmethod
+    def make_inputs(self, size: Mapping[str, int], seed: int) -> dict[str, np.ndarray]:
+        """Host arrays (inputs, outputs, scratch), byte-identical for a given size and seed."""
+
+    @abstractmethod
+    def macros(self, config: Mapping[str, object], size: Mapping[str, int]) -> dict[str, object]:
+        """Every ``-D`` define: the tunable parameters and the problem size."""
+
+    @abstractmethod
+    def launches(self, config: Mapping[str, object], size: Mapping[str, int]) -> list[Launch]:
+        """The launches of one run, in order; the objective is their total time."""
+
+    @abstractmethod
+    def output_names(self) -> list[str]:
+        """Arrays compared with the reference after a run."""
+
+    def reset_names(self) -> list[str]:
+        """Arrays restored from their host values before each run (default: the outputs)."""
+        return self.output_names()
+
+    def symbol_names(self) -> list[str]:
+        """Arrays copied into ``__constant__`` variables of the same name (default: none)."""
+        return []
+
+    @abstractmethod
+    def reference(self, inputs: Mapping[str, np.ndarray], size: Mapping[str, int]) -> dict:
+        """The expected outputs, computed with NumPy (maybe on a sampled subset: see subclass)."""
+
+    @abstractmethod
+    def verify(self, outputs: Mapping[str, np.ndarray], reference: Mapping) -> CheckResult:
+        """Compare device outputs (host copies) with ``reference``; the tolerance is stated."""
+
+    @abstractmethod
+    def input_recipe(self, size: Mapping[str, int], seed: int) -> dict:
+        """Sizes, seed and distributions: recorded with every dataset."""
+
+    def flops(self, size: Mapping[str, int]) -> float | None:
+        """Floating-point operations of one run, for GFLOP/s (None: not meaningful)."""
+        return None
+
+    def bytes_moved(self, size: Mapping[str, int]) -> float | None:
+        """Minimum DRAM traffic of one run in bytes, for GB/s (None: not meaningful)."""
+        return None
+
+    def geometry(
+        self, config: Mapping[str, object], size: Mapping[str, int]
+    ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(grid, block) of the main kernel from the ``launch`` section of space.json."""
+        grid, block = cached_benchmark(self.benchmark).geometry(dict(config), dict(size))
+        return _triple(grid), _triple(block)
+
+
+@cache
+def cached_benchmark(name: str):  # bat.benchmark is imported lazily: no return annotation
+    """The Benchmark of that name, loaded once per process."""
+    from bat.benchmark import load_benchmark
+
+    return load_benchmark(name)
+
+
+def _triple(values: Sequence[int]) -> tuple[int, int, int]:
+    out = [int(v) for v in values] + [1] * (3 - len(values))
+    return out[0], out[1], out[2]
+
+
+def scalar(value: Scalar) -> tuple[str, Scalar]:
+    """A by-value launch argument with its exact dtype (``np.int32(3)``, ``np.float64(0.5)``)."""
+    return ("scalar", value)
+
+
+def compare(
+    name: str, got: np.ndarray, expected: np.ndarray, *, rtol: float, atol: float
+) -> CheckResult:
+    """``numpy.isclose`` over every element; the message names the worst element."""
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        return CheckResult(False, f"{name}: shape {got.shape} != expected {expected.shape}")
+    close = np.isclose(got, expected, rtol=rtol, atol=atol)
+    if close.all():
+        return CheckResult(True)
+    bad = np.flatnonzero(~close.ravel())
+    err = np.abs(got.astype(np.float64) - expected.astype(np.float64)).ravel()
+    worst = int(bad[np.argmax(err[bad])]) if np.isfinite(err[bad]).any() else int(bad[0])
+    where = np.unravel_index(worst, got.shape)
+    return CheckResult(
+        False,
+        f"{name}: {bad.size} of {got.size} elements differ (rtol={rtol}, atol={atol}); "
+        f"worst at {tuple(int(i) for i in where)}: got {got.ravel()[worst]!r}, "
+        f"expected {expected.ravel()[worst]!r}",
+    )
+
+
+def rng_for(seed: int) -> np.random.Generator:
+    """The generator every ``make_inputs`` uses (PCG64, so bytes do not depend on the machine)."""
+    return np.random.Generator(np.random.PCG64(seed))
+
+
+def digest(arrays: Mapping[str, np.ndarray]) -> str:
+    """sha256 over names, dtypes, shapes and little-endian bytes of a set of arrays."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        arr = np.ascontiguousarray(arrays[name])
+        arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+        h.update(f"{name}:{arr.dtype.str}:{arr.shape};".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
+
+
+def sample_indices(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted ``k`` distinct indices in ``[0, n)``, always with the first and the last."""
+    if k >= n:
+        return np.arange(n)
+    inner = rng.choice(np.arange(1, n - 1), size=k - 2, replace=False)
+    return np.sort(np.concatenate(([0, n - 1], inner)))
+
+
+def load_runner(benchmark: str) -> KernelRunner:
+    """The runner object named by a benchmark's ``kernel.runner`` entry ("module:attr")."""
+    import importlib
+
+    from bat.errors import SpaceSpecError
+
+    bench = cached_benchmark(benchmark)
+    spec = bench.kernel.get("runner", "")
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise SpaceSpecError(f"{bench.path}: kernel.runner must be 'module:attr', got {spec!r}")
+    return getattr(importlib.import_module(module_name), attr)()

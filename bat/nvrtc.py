@@ -1,0 +1,145 @@
+"""Compile benchmark kernels to cubin with NVRTC (cuda-bindings), no GPU needed.
+
+``cuda.bindings.nvrtc`` finds ``libnvrtc`` from the ``nvidia-cuda-nvrtc``
+wheel through ``cuda-pathfinder`` (a dependency of cuda-bindings). Compiling
+to a cubin for a real architecture (``sm_90``) runs ptxas, whose ``-v`` log
+gives registers, shared memory, stack frame and spills (bat.resources). A
+configuration that fails to compile is data (``CompileResult.ok`` False, the
+log says why); only a missing library or a broken NVRTC raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bat.errors import BackendError, MissingDependencyError
+from bat.resources import ResourceUsage, parse_ptxas_log
+
+DEFAULT_OPTIONS: tuple[str, ...] = ("--std=c++17",)
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """The outcome of one NVRTC compilation."""
+
+    ok: bool
+    log: str
+    seconds: float
+    cubin: bytes = b""
+    usage: Mapping[str, ResourceUsage] | None = None  # per entry, when ok
+
+    def first_error(self) -> str:
+        """The first line of the log that names an error (or the log's first line)."""
+        lines = [line.strip() for line in self.log.splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line]
+        return (errors or lines or ["(empty log)"])[0]
+
+
+def _nvrtc():
+    try:
+        from cuda.bindings import nvrtc
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise MissingDependencyError(
+            "compiling kernels needs cuda-bindings and nvidia-cuda-nvrtc "
+            "(uv dependency group 'nvrtc'): " + str(exc)
+        ) from exc
+    return nvrtc
+
+
+def macro_options(macros: Mapping[str, object]) -> list[str]:
+    """``-DNAME=value`` for every macro (floats in shortest round-trip form)."""
+    return [f"-D{name}={value!r}" if isinstance(value, float) else f"-D{name}={value}"
+            for name, value in macros.items()]
+
+
+def compile_options(macros: Mapping[str, object], arch: str) -> list[str]:
+    """The full option list: architecture, verbose ptxas, the standard, and the macros."""
+    return [f"--gpu-architecture={arch}", "--ptxas-options=-v", *DEFAULT_OPTIONS,
+            *macro_options(macros)]
+
+
+def _check(nvrtc, result, what: str) -> None:
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, text = nvrtc.nvrtcGetErrorString(result)
+        raise BackendError(f"NVRTC {what} failed: {text.decode(errors='replace')}")
+
+
+def compile_source(
+    source: str,
+    macros: Mapping[str, object],
+    *,
+    arch: str = "sm_90",
+    name: str = "kernel.cu",
+    extra_options: Sequence[str] = (),
+) -> CompileResult:
+    """Compile CUDA source to a cubin for ``arch`` with ``-D`` macros; parse ptxas' report."""
+    nvrtc = _nvrtc()
+    options = [*compile_options(macros, arch), *extra_options]
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    _check(nvrtc, err, "program creation")
+    try:
+        start = time.perf_counter()
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+        seconds = time.perf_counter() - start
+        err, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        _check(nvrtc, err, "log size")
+        buf = b" " * size
+        (err,) = nvrtc.nvrtcGetProgramLog(prog, buf)
+        _check(nvrtc, err, "log")
+        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        if status == nvrtc.nvrtcResult.NVRTC_ERROR_COMPILATION:
+            return CompileResult(False, log, seconds)
+        _check(nvrtc, status, "compilation")
+        err, size = nvrtc.nvrtcGetCUBINSize(prog)
+        _check(nvrtc, err, "cubin size")
+        cubin = b" " * size
+        (err,) = nvrtc.nvrtcGetCUBIN(prog, cubin)
+        _check(nvrtc, err, "cubin")
+        return CompileResult(True, log, seconds, cubin, parse_ptxas_log(log))
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def compile_config(
+    benchmark: str,
+    config: Mapping[str, object],
+    *,
+    arch: str = "sm_90",
+    size: Mapping[str, int] | None = None,
+) -> CompileResult:
+    """Compile one configuration of a benchmark (published problem size unless ``size``)."""
+    from bat.kernel import cached_benchmark, load_runner
+
+    bench = cached_benchmark(benchmark)
+    runner = load_runner(benchmark)
+    size = dict(bench.problem_size if size is None else size)
+    path = Path(bench.directory) / bench.kernel.get("source", runner.source)
+    macros = runner.macros(config, size)
+    return compile_source(path.read_text(), macros, arch=arch, name=path.name)
+
+
+def inspect_config(
+    benchmark: str,
+    config: Mapping[str, object],
+    arch: str = "sm_90",
+    size: Mapping[str, int] | None = None,
+) -> ResourceUsage:
+    """Static resource use of a benchmark's main kernel for one configuration (``bat inspect``).
+
+    Raises BackendError with the compiler's first error line when it does not compile.
+    """
+    from bat.kernel import cached_benchmark
+
+    result = compile_config(benchmark, config, arch=arch, size=size)
+    if not result.ok:
+        raise BackendError(
+            f"{benchmark}: configuration {dict(config)} does not compile for {arch}: "
+            f"{result.first_error()}"
+        )
+    kernel = cached_benchmark(benchmark).kernel["name"]
+    if result.usage is None or kernel not in result.usage:
+        raise BackendError(f"{benchmark}: no ptxas report for kernel {kernel!r} in the log")
+    return result.usage[kernel]

@@ -1,0 +1,253 @@
+"""The Problem: one benchmark's space behind one backend, under one budget.
+
+The problem owns evaluation: it checks a proposed configuration against the
+space, never lets a constraint-violating one reach the backend, answers a
+repeated proposal from memory, charges the budget, measures the tuner's own
+time between proposals, and tells its observers (the trace recorder is one).
+A tuner only proposes and observes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from bat.dataset import Status
+from bat.errors import BudgetExhaustedError, TunerError
+from bat.space import SearchSpace
+
+Config = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """What evaluating one configuration gave."""
+
+    config: dict[str, Any]
+    status: Status
+    objective_ms: float | None = None
+    times_ms: tuple[float, ...] = ()
+    compile_ms: float | None = None
+    cost_s: float = 0.0
+    message: str = ""
+    extra: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def fitness(self) -> float:
+        """Objective for minimisation: infinity for anything that is not ok."""
+        return float(self.objective_ms) if self.ok and self.objective_ms is not None else float("inf")
+
+
+class Backend(Protocol):
+    """Something that evaluates configurations: replay, live GPU, a command."""
+
+    name: str
+
+    def describe(self) -> str:
+        """One line for the user: what is being evaluated, and how."""
+        ...
+
+    def evaluate(self, config: Config) -> EvalResult: ...
+
+    def close(self) -> None: ...
+
+
+class Observer(Protocol):
+    """Told about every proposal the problem answers."""
+
+    def on_result(self, event: Event) -> None: ...
+
+
+@dataclass(frozen=True)
+class Event:
+    """One answered proposal, as observers see it."""
+
+    step: int
+    result: EvalResult
+    kind: str  # "evaluated", "rejected" (constraint violation) or "repeat"
+    charged: bool
+    tuner_s: float
+    best_so_far_ms: float | None
+    elapsed_cost_s: float
+    profiled: bool = False
+
+
+@dataclass
+class Budget:
+    """Distinct valid configurations to evaluate and/or simulated seconds to spend."""
+
+    max_evals: int | None = None
+    max_time_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_evals is None and self.max_time_s is None:
+            raise ValueError("a budget needs max_evals or max_time_s")
+        if self.max_evals is not None and self.max_evals < 1:
+            raise ValueError(f"max_evals must be >= 1, got {self.max_evals}")
+        if self.max_time_s is not None and self.max_time_s <= 0:
+            raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
+
+    def progress(self, evals: int, cost_s: float) -> float:
+        """Fraction of the budget spent, in [0, 1] (drives progress bars)."""
+        parts = []
+        if self.max_evals is not None:
+            parts.append(evals / self.max_evals)
+        if self.max_time_s is not None:
+            parts.append(cost_s / self.max_time_s)
+        return min(1.0, max(parts))
+
+    def describe(self) -> str:
+        parts = []
+        if self.max_evals is not None:
+            parts.append(f"{self.max_evals} evaluations")
+        if self.max_time_s is not None:
+            parts.append(f"{self.max_time_s:g} s simulated time")
+        return " or ".join(parts)
+
+
+@dataclass
+class ProblemStats:
+    """Counts every run reports: what was evaluated, rejected, repeated, and the tuner's time."""
+
+    evaluated: int = 0
+    rejected: int = 0
+    repeated: int = 0
+    failed: int = 0
+    tuner_s: float = 0.0
+    cost_s: float = 0.0
+
+    @property
+    def proposals(self) -> int:
+        return self.evaluated + self.rejected + self.repeated
+
+    @property
+    def invalid_rate(self) -> float:
+        """Share of proposals that violated a constraint."""
+        return self.rejected / self.proposals if self.proposals else 0.0
+
+
+class Problem:
+    """Evaluates configurations of ``space`` through ``backend`` under ``budget``."""
+
+    def __init__(
+        self,
+        *,
+        space: SearchSpace,
+        backend: Backend,
+        budget: Budget,
+        observers: Iterable[Observer] = (),
+    ) -> None:
+        self.space = space
+        self.backend = backend
+        self.budget = budget
+        self.observers = list(observers)
+        self.stats = ProblemStats()
+        self.best: EvalResult | None = None
+        self._seen: dict[tuple, EvalResult] = {}
+        self._step = 0
+        self._clock: float | None = None
+        self._names = tuple(space.names)
+        self._allowed = [frozenset(p.values) for p in space.parameters]
+
+    # -- state the tuner reads ---------------------------------------------
+    @property
+    def exhausted(self) -> bool:
+        b, s = self.budget, self.stats
+        return (b.max_evals is not None and s.evaluated >= b.max_evals) or (
+            b.max_time_s is not None and s.cost_s >= b.max_time_s
+        )
+
+    @property
+    def remaining(self) -> int | None:
+        """Evaluations left, when the budget counts evaluations."""
+        if self.budget.max_evals is None:
+            return None
+        return max(0, self.budget.max_evals - self.stats.evaluated)
+
+    @property
+    def progress(self) -> float:
+        return self.budget.progress(self.stats.evaluated, self.stats.cost_s)
+
+    def is_evaluated(self, config: Config) -> bool:
+        return self.key(config) in self._seen
+
+    def key(self, config: Config) -> tuple:
+        """The configuration as a tuple of values in parameter order (checked)."""
+        if set(config) != set(self._names):
+            raise TunerError(
+                f"configuration has parameters {sorted(config)}, space {self.space.name} has {list(self._names)}"
+            )
+        values = tuple(_plain(config[n]) for n in self._names)
+        for name, value, allowed in zip(self._names, values, self._allowed, strict=True):
+            if value not in allowed:
+                raise TunerError(f"value {value!r} of {name} is not in the space {self.space.name}")
+        return values
+
+    # -- evaluation ----------------------------------------------------------
+    def evaluate(self, config: Config, *, profiled: bool = False) -> EvalResult:
+        """Evaluate one configuration (see the module docstring for the rules)."""
+        now = time.perf_counter()
+        tuner_s = now - self._clock if self._clock is not None else 0.0
+        self.stats.tuner_s += tuner_s
+        key = self.key(config)
+        cfg = dict(zip(self._names, key, strict=True))
+        if key in self._seen:
+            self.stats.repeated += 1
+            result, kind, charged = self._seen[key], "repeat", False
+        elif not self._valid(key):
+            self.stats.rejected += 1
+            result = EvalResult(config=cfg, status=Status.CONSTRAINT_VIOLATION, message="violates a constraint")
+            kind, charged = "rejected", False
+        else:
+            if self.exhausted:
+                raise BudgetExhaustedError(
+                    f"budget of {self.budget.describe()} is spent; tuners must check problem.exhausted"
+                )
+            result = self.backend.evaluate(cfg)
+            self._seen[key] = result
+            self.stats.evaluated += 1
+            self.stats.cost_s += result.cost_s
+            if not result.ok:
+                self.stats.failed += 1
+            if result.ok and (self.best is None or result.fitness < self.best.fitness):
+                self.best = result
+            kind, charged = "evaluated", True
+        event = Event(
+            step=self._step,
+            result=result,
+            kind=kind,
+            charged=charged,
+            tuner_s=tuner_s,
+            best_so_far_ms=self.best.objective_ms if self.best else None,
+            elapsed_cost_s=self.stats.cost_s,
+            profiled=profiled,
+        )
+        self._step += 1
+        for obs in self.observers:
+            obs.on_result(event)
+        self._clock = time.perf_counter()
+        return result
+
+    def start_clock(self) -> None:
+        """Start timing the tuner (called by the driver just before ``tune``)."""
+        self._clock = time.perf_counter()
+
+    def _valid(self, key: tuple) -> bool:
+        row = np.array(
+            [[p.values.index(v) for p, v in zip(self.space.parameters, key, strict=True)]],
+            dtype=np.int64,
+        )
+        return bool(self.space.is_valid(row)[0])
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars to Python scalars, so keys compare and hash as plain values."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -1,0 +1,170 @@
+"""Load and structurally validate space JSON files (benchmarks/<name>/space.json).
+
+Checks by hand rather than with jsonschema, because the GPU machines do not
+have it; bat/schemas/space.schema.json documents the same format and the
+tests hold the two in agreement. Every error names the file and the JSON path
+of the problem (``parameters[2].values``).
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+from pathlib import Path
+from typing import Any
+
+from bat.errors import SpaceSpecError
+from bat.expressions import FUNCTION_NAMES
+from bat.space import Constraint, Parameter, SearchSpace
+
+REQUIRED = ("name", "parameters", "constraints", "problem_size")
+OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "launch", "kernel",
+            "command", "published")
+
+
+class _Checker:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, problem: str) -> SpaceSpecError:
+        return SpaceSpecError(f"{self.source}: {path}: {problem}")
+
+    def typed(self, value: Any, kind: type | tuple[type, ...], path: str, what: str) -> Any:
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise self.fail(path, f"expected {what}, got {json.dumps(value)[:60]}")
+        return value
+
+    def identifier(self, name: Any, path: str) -> str:
+        self.typed(name, str, path, "a name")
+        if not name.isidentifier() or keyword.iskeyword(name) or name in FUNCTION_NAMES:
+            raise self.fail(path, f"{name!r} is not usable as a name in expressions")
+        return name
+
+    def numbers(self, raw: dict, key: str) -> dict[str, int | float]:
+        table = self.typed(raw[key], dict, key, "an object of numbers")
+        for name, value in table.items():
+            self.identifier(name, f"{key}.{name}")
+            self.typed(value, int | float, f"{key}.{name}", "a number")
+        return table
+
+    def parameters(self, raw: Any) -> list[Parameter]:
+        items = self.typed(raw, list, "parameters", "a list")
+        if not items:
+            raise self.fail("parameters", "empty list")
+        seen: set[str] = set()
+        out = []
+        for i, item in enumerate(items):
+            path = f"parameters[{i}]"
+            self.typed(item, dict, path, "an object")
+            for key in ("name", "values"):
+                if key not in item:
+                    raise self.fail(path, f"missing key {key!r}")
+            if extra := set(item) - {"name", "values", "description"}:
+                raise self.fail(path, f"unknown key {sorted(extra)[0]!r}")
+            name = self.identifier(item["name"], f"{path}.name")
+            if name in seen:
+                raise self.fail(f"{path}.name", f"duplicate parameter name {name!r}")
+            seen.add(name)
+            values = self.typed(item["values"], list, f"{path}.values", "a list")
+            if not values:
+                raise self.fail(f"{path}.values", "empty value list")
+            for k, v in enumerate(values):
+                self.typed(v, int | float | str, f"{path}.values[{k}]", "a number or string")
+                if v in values[:k]:
+                    raise self.fail(f"{path}.values[{k}]", f"duplicate value {v!r}")
+            out.append(Parameter(name, tuple(values)))
+        return out
+
+    def constraints(self, raw: Any) -> list[Constraint]:
+        items = self.typed(raw, list, "constraints", "a list")
+        out = []
+        for i, item in enumerate(items):
+            path = f"constraints[{i}]"
+            self.typed(item, dict, path, "an object with expr and why")
+            for key in ("expr", "why"):
+                if key not in item:
+                    raise self.fail(path, f"missing key {key!r}")
+                self.typed(item[key], str, f"{path}.{key}", "a string")
+            if extra := set(item) - {"expr", "why"}:
+                raise self.fail(path, f"unknown key {sorted(extra)[0]!r}")
+            out.append(Constraint(item["expr"], item["why"], path))
+        return out
+
+    def launch(self, raw: Any) -> None:
+        self.typed(raw, dict, "launch", "an object")
+        for key in ("block", "grid"):
+            if key not in raw:
+                raise self.fail("launch", f"missing key {key!r}")
+            dims = self.typed(raw[key], list, f"launch.{key}", "a list of 1 to 3 expressions")
+            if not 1 <= len(dims) <= 3:
+                raise self.fail(f"launch.{key}", "expected 1 to 3 expressions")
+            for k, dim in enumerate(dims):
+                self.typed(dim, str | int, f"launch.{key}[{k}]", "an expression string")
+
+    def published(self, raw: Any) -> None:
+        self.typed(raw, dict, "published", "an object")
+        for key, kind, what in (("cardinality", int, "an integer"),
+                                ("constrained", int, "an integer"), ("note", str, "a string")):
+            if key in raw:
+                self.typed(raw[key], kind, f"published.{key}", what)
+
+
+def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Constraint]]:
+    """Check the structure of a parsed space file; return its parameters and constraints."""
+    check = _Checker(source)
+    check.typed(raw, dict, "$", "a JSON object")
+    for key in REQUIRED:
+        if key not in raw:
+            raise check.fail("$", f"missing key {key!r}")
+    if extra := sorted(set(raw) - set(REQUIRED) - set(OPTIONAL)):
+        raise check.fail(extra[0], f"unknown key; allowed: {', '.join(REQUIRED + OPTIONAL)}")
+    check.identifier(raw["name"], "name")
+    for key in ("description", "$schema"):
+        if key in raw:
+            check.typed(raw[key], str, key, "a string")
+    parameters = check.parameters(raw["parameters"])
+    constraints = check.constraints(raw["constraints"])
+    names = {p.name for p in parameters}
+    for key in ("problem_size", "constants", "small_problem_size"):
+        if key in raw:
+            for name in check.numbers(raw, key):
+                if name in names:
+                    raise check.fail(f"{key}.{name}", "name clashes with a parameter")
+    if "constants" in raw and (both := set(raw["constants"]) & set(raw["problem_size"])):
+        raise check.fail(f"constants.{sorted(both)[0]}", "name clashes with problem_size")
+    if extra := set(raw.get("small_problem_size", {})) - set(raw["problem_size"]):
+        raise check.fail(f"small_problem_size.{sorted(extra)[0]}", "not a problem_size key")
+    for key in ("kernel", "command"):
+        if key in raw:
+            check.typed(raw[key], dict, key, "an object")
+    if "launch" in raw:
+        check.launch(raw["launch"])
+    if "published" in raw:
+        check.published(raw["published"])
+    return parameters, constraints
+
+
+def space_from_dict(raw: Any, source: str = "<memory>") -> SearchSpace:
+    """A SearchSpace from a parsed space file (validated first)."""
+    parameters, constraints = validate_space_dict(raw, source)
+    return SearchSpace(raw["name"], parameters, constraints, constants=raw.get("constants"),
+                       problem_size=raw["problem_size"], source=source)
+
+
+def read_space_json(path: str | Path) -> dict[str, Any]:
+    """Parse a space file; malformed JSON raises SpaceSpecError naming file, line and column."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpaceSpecError(f"{path}: cannot read space file ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpaceSpecError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: "
+                             f"{exc.msg}") from None
+
+
+def load_space(path: str | Path) -> SearchSpace:
+    """Read, validate and build the SearchSpace of a space file."""
+    return space_from_dict(read_space_json(path), str(path))

@@ -1,0 +1,92 @@
+"""The trace of a tuner run: every proposal in order, as an observer of the Problem.
+
+Every tuner's trace has the same schema (see ``TRACE_COLUMNS``), whatever the
+tuner; it is written as Parquet with the run's metadata (tuner, seed,
+benchmark, GPU, budget, backend) under the key ``bat_trace``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from bat.errors import DatasetError
+from bat.problem import Event
+
+META_KEY = b"bat_trace"
+#: Columns after the parameter columns, in this order.
+TRACE_COLUMNS: tuple[str, ...] = (
+    "step",
+    "kind",
+    "charged",
+    "status",
+    "objective_ms",
+    "best_so_far_ms",
+    "cost_s",
+    "elapsed_cost_s",
+    "tuner_s",
+    "profiled",
+)
+
+
+class TraceRecorder:
+    """Collects the problem's events into a table."""
+
+    def __init__(self, parameters: tuple[str, ...] | list[str], meta: dict[str, Any] | None = None) -> None:
+        self.parameters = tuple(parameters)
+        self.meta: dict[str, Any] = dict(meta or {})
+        self._rows: list[dict[str, Any]] = []
+
+    def on_result(self, event: Event) -> None:
+        r = event.result
+        row = {p: r.config[p] for p in self.parameters}
+        row.update(
+            step=event.step,
+            kind=event.kind,
+            charged=event.charged,
+            status=r.status.value,
+            objective_ms=r.objective_ms if r.objective_ms is not None else float("nan"),
+            best_so_far_ms=event.best_so_far_ms if event.best_so_far_ms is not None else float("nan"),
+            cost_s=r.cost_s if event.charged else 0.0,
+            elapsed_cost_s=event.elapsed_cost_s,
+            tuner_s=event.tuner_s,
+            profiled=event.profiled,
+        )
+        self._rows.append(row)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def frame(self) -> pd.DataFrame:
+        cols = [*self.parameters, *TRACE_COLUMNS]
+        return pd.DataFrame.from_records(self._rows, columns=cols)
+
+    def save(self, path: str | Path) -> Path:
+        return write_trace(self.frame(), self.meta, path)
+
+
+def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    schema_meta = dict(table.schema.metadata or {})
+    schema_meta[META_KEY] = json.dumps(meta, sort_keys=True, default=str).encode()
+    pq.write_table(table.replace_schema_metadata(schema_meta), path)
+    return path
+
+
+def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A trace and its metadata."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise DatasetError(f"{path}: not a trace file: {exc}") from exc
+    raw = (table.schema.metadata or {}).get(META_KEY)
+    if raw is None:
+        raise DatasetError(f"{path}: no trace metadata (key 'bat_trace')")
+    return table.to_pandas(), json.loads(raw)

@@ -1,0 +1,1 @@
+"""Benchmark definitions: one package per kernel, each with its space.json."""

@@ -1,0 +1,1 @@
+"""The convolution benchmark: space.json, kernel source and runner."""

@@ -1,0 +1,1 @@
+"""The coulomb benchmark: a space file only; its data is replayed from results/ktt-coulomb."""

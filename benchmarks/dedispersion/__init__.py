@@ -1,0 +1,1 @@
+"""The dedispersion benchmark: space.json, kernel source and runner."""

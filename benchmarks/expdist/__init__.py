@@ -1,0 +1,1 @@
+"""The expdist benchmark: space.json, kernel source and runner."""

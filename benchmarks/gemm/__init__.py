@@ -1,0 +1,1 @@
+"""The gemm benchmark: space.json, kernel source and runner."""

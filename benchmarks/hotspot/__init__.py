@@ -1,0 +1,1 @@
+"""The hotspot benchmark: space.json, kernel source and runner."""

@@ -1,0 +1,1 @@
+"""The nbody benchmark: space.json, kernel source and runner."""

@@ -1,0 +1,1 @@
+"""The pnpoly benchmark: space.json, kernel source and runner."""

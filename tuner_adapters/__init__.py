@@ -1,0 +1,1 @@
+"""Tuners: library adapters (Optuna, SMAC3, Kernel Tuner) and the reference strategies."""

@@ -1,0 +1,99 @@
+"""Optuna adapter: TPE (default), random, Gaussian-process and CMA-ES samplers.
+
+Driven through Optuna's ask/tell interface, so every evaluation goes through
+our Problem. Each parameter is exposed to Optuna as an integer index into its
+ordered value list (``suggest_int``), so ordered values keep their order for
+the GP and CMA-ES samplers.
+
+Constraints: Optuna does not know them. A proposal that violates one is
+answered by the Problem as rejected (no budget, never sent to the backend)
+and told to Optuna as a failed trial, which its samplers skip when they
+model. A repeated proposal is answered from the Problem's memory (no budget)
+and told to Optuna with its earlier value. After ``max_stall`` proposals in a
+row that were rejected or repeated, the adapter proposes one random valid,
+not yet evaluated configuration itself (enqueued as an Optuna trial, so the
+sampler learns from it); such fall-backs are counted in ``fallbacks``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bat.errors import MissingDependencyError
+from bat.problem import Problem
+from bat.tuner import Tuner, library_seed
+
+SAMPLERS = ("tpe", "random", "gp", "cmaes")
+FAILED_VALUE = float("inf")
+
+
+@dataclass(kw_only=True)
+class OptunaTuner(Tuner):
+    """Optuna with one of its samplers (``sampler`` in tpe, random, gp, cmaes)."""
+
+    sampler: str = "tpe"
+    n_startup_trials: int = 10
+    max_stall: int = 50
+    fallbacks: int = field(default=0, init=False)
+    summary = "Optuna ask/tell with a sampler (TPE by default)"
+
+    def __post_init__(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
+        if self.max_stall < 1:
+            raise ValueError("max_stall must be >= 1")
+
+    def _make_sampler(self, optuna: Any, seed: int) -> Any:
+        s = optuna.samplers
+        if self.sampler == "tpe":
+            return s.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials)
+        if self.sampler == "random":
+            return s.RandomSampler(seed=seed)
+        if self.sampler == "gp":
+            return s.GPSampler(seed=seed, n_startup_trials=self.n_startup_trials)
+        return s.CmaEsSampler(seed=seed, n_startup_trials=self.n_startup_trials, warn_independent_sampling=False)
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        try:
+            import optuna
+        except ImportError as exc:
+            raise MissingDependencyError("the optuna tuners need the optuna package") from exc
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        space = problem.space
+        study = optuna.create_study(direction="minimize", sampler=self._make_sampler(optuna, library_seed(rng)))
+        stall = 0
+        while not problem.exhausted:
+            if stall >= self.max_stall:
+                row = _unevaluated_valid(problem, rng)
+                if row is None:
+                    return
+                study.enqueue_trial({p.name: int(i) for p, i in zip(space.parameters, row, strict=True)})
+                self.fallbacks += 1
+            trial = study.ask()
+            idx = [trial.suggest_int(p.name, 0, len(p.values) - 1) for p in space.parameters]
+            config = {p.name: p.values[i] for p, i in zip(space.parameters, idx, strict=True)}
+            seen = problem.is_evaluated(config)
+            result = problem.evaluate(config)
+            if result.status.value == "constraint_violation":
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                stall += 1
+                continue
+            stall = stall + 1 if seen else 0
+            value = result.fitness
+            if not np.isfinite(value):
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            else:
+                study.tell(trial, value)
+
+
+def _unevaluated_valid(problem: Problem, rng: np.random.Generator, tries: int = 64) -> np.ndarray | None:
+    """A random valid configuration the problem has not evaluated yet (None if none is found)."""
+    space = problem.space
+    for _ in range(tries):
+        for row in space.sample_valid(min(32, space.count_valid()), rng):
+            if not problem.is_evaluated(space.config(row)):
+                return row
+    return None

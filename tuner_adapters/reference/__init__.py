@@ -1,0 +1,1 @@
+"""The reference tuner: search strategies written here, with no tuning library."""

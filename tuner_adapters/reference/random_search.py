@@ -1,0 +1,39 @@
+"""Random search: uniform over the valid configurations, without replacement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bat.problem import Problem
+from bat.tuner import Tuner
+
+
+@dataclass(kw_only=True)
+class RandomSearch(Tuner):
+    """Draws valid configurations uniformly without replacement until the budget is spent.
+
+    With an evaluation budget one draw of ``budget`` distinct configurations
+    is made; with a time budget, draws of ``batch`` follow each other and
+    configurations already evaluated are skipped (never proposed again).
+    """
+
+    batch: int = 256
+    summary = "uniform random sampling of valid configurations, without replacement"
+
+    def __post_init__(self) -> None:
+        if self.batch < 1:
+            raise ValueError(f"batch must be >= 1, got {self.batch}")
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        space = problem.space
+        total = space.count_valid()
+        while not problem.exhausted and problem.stats.evaluated < total:
+            n = min(problem.remaining or self.batch, total)
+            for row in space.sample_valid(n, rng):
+                config = space.config(row)
+                if problem.exhausted:
+                    return
+                if not problem.is_evaluated(config):
+                    problem.evaluate(config)
