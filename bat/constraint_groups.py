@@ -34,11 +34,16 @@ def mixed_radix_strides(radices: np.ndarray) -> np.ndarray:
 
 
 def digits(ids: np.ndarray, radices: np.ndarray) -> np.ndarray:
-    """Mixed-radix digits (n, len(radices)) of integer ids, last digit fastest."""
-    out = np.empty((len(ids), len(radices)), dtype=np.int64)
-    for j, column in enumerate(np.unravel_index(ids, tuple(int(r) for r in radices))):
-        out[:, j] = column
-    return out
+    """Mixed-radix digits (n, len(radices)) of integer ids, last digit fastest.
+
+    Built as (len(radices), n) and returned transposed: one contiguous pass per digit.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    out = np.empty((len(radices), len(ids)), dtype=np.int64)
+    for j, stride in enumerate(mixed_radix_strides(radices)):
+        np.floor_divide(ids, stride, out=out[j])
+        np.remainder(out[j], radices[j], out=out[j])
+    return out.T
 
 
 @dataclass
@@ -91,17 +96,24 @@ class Group:
                 new = new[self._check(new, ready[k])]
             yield from self._extend(new, ready)
 
+    def _pruned(self) -> np.ndarray:
+        """Valid local ids of a large group by pruned extension (constraints checked early)."""
+        position = {n: k for k, n in enumerate(self.names)}
+        ready: list[list[Expression]] = [[] for _ in self.names]
+        for expr in self.constraints:
+            ready[max((position[n] for n in expr.names if n in position), default=0)] += [expr]
+        parts = [rows @ self.strides
+                 for rows in self._extend(np.zeros((1, 0), dtype=np.int64), ready)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
     def valid(self, progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """Sorted valid local ids (computed once, by pruned extension in bounded batches)."""
+        """Sorted valid local ids, computed once: one pass when small, else pruned extension."""
         if self._valid is None:
-            position = {n: k for k, n in enumerate(self.names)}
-            ready: list[list[Expression]] = [[] for _ in self.names]
-            for expr in self.constraints:
-                last = max((position[n] for n in expr.names if n in position), default=0)
-                ready[last].append(expr)
-            start = np.zeros((1, 0), dtype=np.int64)
-            parts = [rows @ self.strides for rows in self._extend(start, ready)]
-            self._valid = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            if self.size <= EVAL_CHUNK:
+                ids = np.arange(self.size, dtype=np.int64)
+                self._valid = ids[self._check(digits(ids, self.radices), self.constraints)]
+            else:
+                self._valid = self._pruned()
         if progress is not None:
             progress(self.size)
         return self._valid

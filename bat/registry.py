@@ -99,7 +99,11 @@ def find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = Non
     """The dataset of ``benchmark`` on ``gpu`` (default: DEFAULT_GPU, else the first one)."""
     entries = [e for e in dataset_entries(root) if e.meta.benchmark == benchmark]
     if not entries:
-        raise DatasetError(f"no recorded dataset for benchmark {benchmark!r} in {root or results_dir()}")
+        have = sorted({e.meta.benchmark for e in dataset_entries(root)})
+        raise DatasetError(
+            f"no recorded dataset for benchmark {benchmark!r} in {root or results_dir()}; "
+            f"benchmarks with data: {', '.join(have) or '(none)'}"
+        )
     gpus = [e.meta.gpu for e in entries]
     if gpu is None:
         gpu = DEFAULT_GPU if DEFAULT_GPU in gpus else gpus[0]

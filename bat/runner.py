@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bat.backends.replay import ReplayBackend
+from bat.benchmark import load_benchmark
 from bat.dataset import Dataset
 from bat.errors import BackendError
 from bat.importers import dataset_space
@@ -100,6 +101,7 @@ def make_target(benchmark: str, *, gpu: str | None = None, backend: str = "auto"
     """The target of ``bat run``: live on a GPU or replay; the second value says which and why."""
     if backend not in ("auto", "replay", "live"):
         raise BackendError(f"unknown backend {backend!r}; valid: auto, replay, live")
+    benchmark = load_benchmark(benchmark).name  # an unknown name fails here, listing the valid ones
     if backend == "live" or (backend == "auto" and gpu_available()):
         from bat.backends.live import live_target  # needs CuPy
 

@@ -27,7 +27,7 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
         t.add_column("name")
         t.add_column("description")
         for name in benchmark_names():
-            t.add_row(name, load_benchmark(name).description)
+            t.add_row(name, load_benchmark(name).raw.get("description", ""))
         console.print(t)
     if what in (What.all, What.tuners):
         t = Table(title="tuners")
