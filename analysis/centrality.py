@@ -59,14 +59,15 @@ class Centrality:
     n_edges: int
     n_minima: int
     f_opt: float
+    tol: float = 1e-6
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {"variant": self.variant, "variant_text": VARIANTS[self.variant],
                 "neighbourhood": self.neighbourhood, "p": self.p.tolist(),
                 "proportion": self.proportion.tolist(), "n_nodes": self.n_nodes,
-                "n_edges": self.n_edges, "n_local_minima": self.n_minima, "f_opt_ms": self.f_opt,
-                "pagerank": "alpha 0.85, uniform personalisation, dangling uniform, tol 1e-6",
+                "n_edges": self.n_edges, "n_local_minima": self.n_minima, "f_opt_ms": self.f_opt, "tol": self.tol,
+                "pagerank": "alpha 0.85, uniform personalisation, dangling uniform (networkx)",
                 "notes": self.notes}
 
 
@@ -88,21 +89,30 @@ def local_minima(graph: FitnessFlowGraph) -> np.ndarray:
 
 def proportion_of_centrality(fitness: np.ndarray, variant: str = "published",
                              neighbourhood: str = "adjacent", p_grid: np.ndarray = P_GRID,
+                             tol: float = 1e-6, max_iter: int = 100,
                              progress: Callable[[int], None] | None = None) -> Centrality:
-    """Proportion of centrality of a fitness array for every p in ``p_grid``."""
+    """Proportion of centrality of a fitness array for every p in ``p_grid``.
+
+    ``tol`` follows networkx (stop when the L1 change < N * tol); at N >= 2e6
+    that rule stops after one step, which the result's notes say.
+    """
     fitness = np.asarray(fitness, dtype=np.float64)
     valid = fitness < INVALID_FITNESS
     if not valid.any():
         raise DatasetError("proportion of centrality needs at least one valid configuration")
     graph = build_graph(fitness, variant, neighbourhood)
-    rank = graph.pagerank(progress=progress)
+    rank = graph.pagerank(tol=tol, max_iter=max_iter, progress=progress)
     minima = local_minima(graph)
     f_min, r_min = fitness[minima], rank[minima]
     f_opt = float(fitness[valid].min())
     total = r_min.sum()
     prop = np.array([r_min[f_min <= (1 + p) * f_opt].sum() / total for p in p_grid])
-    return Centrality(variant, neighbourhood, np.asarray(p_grid, dtype=float), prop,
-                      graph.n_nodes, graph.n_edges, int(minima.sum()), f_opt)
+    result = Centrality(variant, neighbourhood, np.asarray(p_grid, dtype=float), prop,
+                        graph.n_nodes, graph.n_edges, int(minima.sum()), f_opt, tol)
+    if graph.n_nodes * tol >= 2.0:
+        result.notes.append(f"networkx's stopping rule (L1 change < N * tol = {graph.n_nodes * tol:.3g}) "
+                            "stops PageRank after one step at this size; pass a smaller tol")
+    return result
 
 
 def dataset_centrality(dataset: Dataset, space: SearchSpace, variant: str = "published",
@@ -111,8 +121,14 @@ def dataset_centrality(dataset: Dataset, space: SearchSpace, variant: str = "pub
     """Proportion of centrality of a measured dataset (missing points count as invalid)."""
     result = proportion_of_centrality(fitness_array(dataset, space), variant, neighbourhood,
                                       progress=progress)
-    n_missing = space.count_valid() - int((dataset.frame["status"] != Status.CONSTRAINT_VIOLATION.value).sum())
+    n_missing = missing_count(dataset, space)
     if n_missing > 0:
         result.notes.append(f"{n_missing} valid configurations are not in the data; "
                             "they count as invalid (fitness 1e10)")
     return result
+
+
+def missing_count(dataset: Dataset, space: SearchSpace) -> int:
+    """Valid configurations of ``space`` that the dataset has no row for."""
+    recorded = dataset.frame["status"] != Status.CONSTRAINT_VIOLATION.value
+    return space.count_valid() - int(recorded.sum())

@@ -154,12 +154,14 @@ def trace_curve(label: str, traces: Sequence[pd.DataFrame], best_ms: float,
                  f"median over {len(traces)} traces; band: 25-75 % quantiles")
 
 
-def read_traces(paths: Iterable[str | Path]) -> dict[str, list[pd.DataFrame]]:
-    """Trace files grouped by the tuner named in their metadata."""
+def traces_by_tuner(paths: Iterable[str | Path], benchmark: str,
+                    gpu: str) -> dict[str, list[pd.DataFrame]]:
+    """The trace files of (benchmark, gpu), grouped by the tuner named in their metadata."""
     from bat.trace import read_trace
 
     groups: dict[str, list[pd.DataFrame]] = {}
     for p in paths:
         frame, meta = read_trace(p)
-        groups.setdefault(str(meta.get("tuner", Path(p).stem)), []).append(frame)
+        if meta.get("benchmark") == benchmark and meta.get("gpu") == gpu:
+            groups.setdefault(str(meta.get("tuner", Path(p).stem)), []).append(frame)
     return groups

@@ -59,61 +59,60 @@ class Group:
     strides: np.ndarray = field(init=False)
     size: int = field(init=False)
     _valid: np.ndarray | None = field(default=None, init=False)
+    _cols: np.ndarray | None = field(default=None, init=False)
     _mask: np.ndarray | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.strides = mixed_radix_strides(self.radices)
         self.size = math.prod(int(r) for r in self.radices)
 
-    def _check(self, rows: np.ndarray, exprs: Sequence[Expression]) -> np.ndarray:
-        """Evaluate ``exprs`` on rows holding the digits of the first members."""
-        ok = np.ones(len(rows), dtype=bool)
-        env = dict(self.env)
-        for k in range(rows.shape[1]):
-            env[self.names[k]] = self.value_arrays[k][rows[:, k]]
-        for expr in exprs:
-            ok &= np.broadcast_to(np.asarray(expr.evaluate(env), dtype=bool), ok.shape)
-        return ok
+    def _blocks(self) -> Iterator[tuple[int, tuple[int, ...], np.ndarray]]:
+        """(first local id, leading digits, validity of the trailing axes) per block.
 
-    def _extend(self, rows: np.ndarray, ready: list[list[Expression]]) -> Iterator[np.ndarray]:
-        """Valid completions of partial rows, one member at a time, in id order.
-
-        Each constraint is checked as soon as its last parameter is assigned, so
-        invalid prefixes are pruned early; batches stay under EVAL_CHUNK rows.
+        Each parameter enters the expressions as an open-mesh array (its values
+        along its own axis), so a constraint is evaluated only over the axes it
+        names and broadcast into the block. The leading axes are fixed one
+        combination at a time so that no block exceeds EVAL_CHUNK entries.
         """
-        k = rows.shape[1]
-        if k == len(self.members):
-            yield rows
-            return
-        radix = int(self.radices[k])
-        step = max(1, EVAL_CHUNK // radix)
-        for start in range(0, len(rows), step):
-            part = rows[start:start + step]
-            new = np.empty((len(part) * radix, k + 1), dtype=np.int64)
-            new[:, :k] = np.repeat(part, radix, axis=0)
-            new[:, k] = np.tile(np.arange(radix, dtype=np.int64), len(part))
-            if ready[k]:
-                new = new[self._check(new, ready[k])]
-            yield from self._extend(new, ready)
+        shape = tuple(int(r) for r in self.radices)
+        split = 0
+        while math.prod(shape[split:]) > EVAL_CHUNK:
+            split += 1
+        trailing = shape[split:]
+        env = dict(self.env)
+        for k in range(split, len(shape)):
+            axis = [1] * len(trailing)
+            axis[k - split] = shape[k]
+            env[self.names[k]] = self.value_arrays[k].reshape(axis)
+        block = math.prod(trailing)
+        for n, lead in enumerate(np.ndindex(*shape[:split])):
+            for k, digit in enumerate(lead):
+                env[self.names[k]] = self.value_arrays[k][digit]
+            ok = np.ones(trailing, dtype=bool)
+            for expr in self.constraints:
+                ok &= np.asarray(expr.evaluate(env), dtype=bool)
+            yield n * block, lead, ok
 
-    def _pruned(self) -> np.ndarray:
-        """Valid local ids of a large group by pruned extension (constraints checked early)."""
-        position = {n: k for k, n in enumerate(self.names)}
-        ready: list[list[Expression]] = [[] for _ in self.names]
-        for expr in self.constraints:
-            ready[max((position[n] for n in expr.names if n in position), default=0)] += [expr]
-        parts = [rows @ self.strides
-                 for rows in self._extend(np.zeros((1, 0), dtype=np.int64), ready)]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    def _evaluate(self) -> None:
+        ids, cols = [], []
+        for start, lead, ok in self._blocks():
+            ids.append(start + np.flatnonzero(ok))
+            digits_ = np.array(np.nonzero(ok), dtype=np.int64).reshape(ok.ndim, -1)
+            lead_cols = np.repeat(np.array(lead, dtype=np.int64)[:, None], digits_.shape[1], 1)
+            cols.append(np.concatenate([lead_cols, digits_]))
+        self._valid = np.concatenate(ids)
+        self._cols = np.concatenate(cols, axis=1)
+
+    def valid_cols(self) -> np.ndarray:
+        """Digit columns (k, m) of the valid part, in id order (computed once)."""
+        if self._cols is None:
+            self._evaluate()
+        return self._cols
 
     def valid(self, progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """Sorted valid local ids, computed once: one pass when small, else pruned extension."""
+        """Sorted valid local ids (computed once)."""
         if self._valid is None:
-            if self.size <= EVAL_CHUNK:
-                ids = np.arange(self.size, dtype=np.int64)
-                self._valid = ids[self._check(digits(ids, self.radices), self.constraints)]
-            else:
-                self._valid = self._pruned()
+            self._evaluate()
         if progress is not None:
             progress(self.size)
         return self._valid
@@ -225,11 +224,33 @@ def unrank(groups: Sequence[Group], ranks: np.ndarray, d: int) -> np.ndarray:
     return out
 
 
+def valid_rows(groups: Sequence[Group], strides: np.ndarray) -> np.ndarray:
+    """All valid value-index rows in id order: the product of the groups' valid rows.
+
+    Returned as the transpose of a (d, n) array (one contiguous column per parameter).
+    """
+    counts = [g.valid_cols().shape[1] for g in groups]
+    n = math.prod(counts)
+    columns = np.empty((len(strides), n), dtype=np.int64)
+    inner = n
+    for group, count in zip(groups, counts, strict=True):
+        inner //= count
+        outer = n // (count * inner)
+        # each valid group row repeats `inner` times, and that pattern tiles `outer` times
+        for member, digits_ in zip(group.members, group.valid_cols(), strict=True):
+            columns[member].reshape(outer, count, inner)[...] = digits_[None, :, None]
+    in_order = np.array_equal(np.concatenate([g.members for g in groups]),
+                              np.arange(len(strides)))
+    if not in_order:  # interleaved groups: the product is not in id order
+        columns = columns[:, np.argsort(strides @ columns, kind="stable")]
+    return columns.T
+
+
 def valid_flat_ids(groups: Sequence[Group], strides: np.ndarray) -> np.ndarray:
     """All valid flat ids, sorted, built as the outer sum of each group's contributions."""
     ids = np.zeros(1, dtype=np.int64)
     for group in groups:
-        contrib = digits(group.valid(), group.radices) @ strides[group.members]
+        contrib = strides[group.members] @ group.valid_cols()
         ids = (ids[:, None] + contrib[None, :]).ravel()
     ids.sort()
     return ids

@@ -199,6 +199,9 @@ class SearchSpace:
     def iter_valid(self, chunk: int = 1 << 20) -> Iterator[np.ndarray]:
         """Valid value-index rows in id order, in chunks of at most ``chunk`` rows."""
         count = self.count_valid()
+        if 0 < count <= chunk:
+            yield cg.valid_rows(self._groups, self.strides)
+            return
         for start in range(0, count, chunk):
             yield self.unrank_valid(np.arange(start, min(start + chunk, count)))
 

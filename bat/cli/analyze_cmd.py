@@ -1,0 +1,68 @@
+"""``bat analyze``: every analysis of METHODS.md on recorded datasets, as a report (Markdown, figures, JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def analyze(
+    benchmark: list[str] = typer.Option(None, "--benchmark", "-b", help="Benchmark to analyse (repeatable)."),
+    gpus: list[str] = typer.Option(None, "--gpus", "-g", help="GPUs to include (default: every GPU with data)."),
+    out: Path = typer.Option(Path("reports"), "--out", "-o", help="Directory for report.md, results.json, figures/."),
+    all_: bool = typer.Option(False, "--all", help="Every benchmark with recorded data."),
+    speedup: str = typer.Option("all", "--speedup",
+                                help="Speedup definition: all (failed = infinitely slow) or valid."),
+    variant: str = typer.Option("published", "--centrality", help="Centrality variant: published or valid."),
+    neighbourhood: str = typer.Option("adjacent", "--neighbourhood", help="FFG neighbourhood: adjacent or hamming."),
+    no_importance: bool = typer.Option(False, "--no-importance", help="Skip the CatBoost PFI (the slow step)."),
+    iterations: int = typer.Option(300, "--iterations", min=1, help="CatBoost iterations per model."),
+    repeats: int = typer.Option(3, "--repeats", min=2, help="Shuffles per parameter for PFI."),
+    traces: list[Path] = typer.Option(None, "--trace", help="Tuner trace files to add to the convergence plots."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the models and shuffles."),
+) -> None:
+    """Analyse the search space of benchmarks from their recorded data and write a report."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from analysis.data import benchmarks_with_data, load_benchmark_data
+    from analysis.model import ModelSettings
+    from analysis.report import AnalyzeSettings, analyze_benchmark, write_report
+    from bat.cli import console
+    from bat.errors import DatasetError
+
+    names = benchmarks_with_data() if all_ else list(benchmark or [])
+    if not names:
+        raise DatasetError("name a benchmark with --benchmark, or pass --all")
+    settings = AnalyzeSettings(speedup_definition=speedup, centrality_variant=variant,
+                               neighbourhood=neighbourhood, importance=not no_importance,
+                               pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
+                               trace_paths=list(traces or []), seed=seed)
+    results = []
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        for name in names:
+            data = load_benchmark_data(name, list(gpus) if gpus else None)
+            task = bar.add_task(name, total=1.0)
+
+            def step(what: str, fraction: float, task=task, name=name) -> None:
+                bar.update(task, description=f"{name}: {what}", completed=fraction)
+
+            results.append(analyze_benchmark(data, settings, out / "figures", step))
+            bar.update(task, completed=1.0)
+    report = write_report(results, settings, out)
+    for r in results:
+        values = r["speedup"]["values"]
+        console.print(f"{r['benchmark']}: max speedup over median ({speedup}) "
+                      + ", ".join(f"{g} {v[speedup]['value']:.3f}" for g, v in values.items()),
+                      highlight=False)
+    bad = [c for r in results for c in r["checks"] if not c["matches"]]
+    for c in bad:
+        console.print(f"[yellow]does not match the published value:[/] {c['what']}: "
+                      f"published {c['published']}, ours {c['ours']}", highlight=False)
+    console.print(f"report: {report}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("analyze")(analyze)

@@ -1,0 +1,1 @@
+"""The profile-guided searcher (Filipovič et al.): bottlenecks, reaction, scores, counter model."""

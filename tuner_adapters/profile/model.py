@@ -1,0 +1,108 @@
+"""The counter model: tuning parameters -> ops counters, one regression tree per counter.
+
+The paper's selection: a seeded random half of the dataset's rows (ok and
+with every counter) trains, the other half tests; among a small grid of
+tree settings (``SETTINGS``) the one with the lowest test MAE wins, ties
+by RMSE. Each counter's test error is kept in ``errors``. The model is
+never pickled: it is rebuilt deterministically from a named dataset and a
+seed (``CounterModel.fit``), which is cheap (seconds at most).
+
+Features are the parameter values (numeric parameters) or value indices
+(others); trees are invariant to monotone recoding, so nothing else is
+needed. Modelled targets are the short-named counters of ``MODELLED``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bat.counters.metrics import INSTRUCTION_TYPES, METRICS
+from bat.dataset import Dataset, Status
+from bat.errors import DatasetError
+from bat.space import SearchSpace
+
+#: counters the model predicts (LOC_O comes from LOC_ST and L2_WT; threads from the launch geometry)
+MODELLED: tuple[str, ...] = (
+    "DRAM_RT", "DRAM_WT", "L2_RT", "L2_WT", "SHR_LT", "SHR_WT", "TEX_RWT", "LOC_ST",
+    *INSTRUCTION_TYPES, "INST_ISSUE_U", "SM_E",
+)
+#: candidate tree settings (max_depth, min_samples_leaf)
+SETTINGS: tuple[tuple[int | None, int], ...] = (
+    (None, 1), (None, 2), (None, 4), (4, 1), (6, 1), (8, 1), (12, 1), (8, 2),
+)
+
+
+def features(space: SearchSpace, values: pd.DataFrame) -> np.ndarray:
+    """Model inputs of configurations given by their values (one column per parameter)."""
+    cols = []
+    idx = space.encode(values[list(space.names)])
+    for j, p in enumerate(space.parameters):
+        numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in p.values)
+        cols.append(values[p.name].to_numpy(dtype=float) if numeric else idx[:, j].astype(float))
+    return np.column_stack(cols)
+
+
+@dataclass
+class CounterModel:
+    """One fitted tree per counter, plus each counter's test error."""
+
+    space: SearchSpace
+    source: str
+    seed: int
+    trees: dict[str, Any]
+    errors: pd.DataFrame  # counter, metric, max_depth, min_samples_leaf, mae, rmse, n_train, n_test
+
+    @classmethod
+    def fit(cls, dataset: Dataset, space: SearchSpace, seed: int = 0) -> CounterModel:
+        """Select and fit a tree per counter on ``dataset`` (see the module docstring)."""
+        from sklearn.tree import DecisionTreeRegressor
+
+        metrics = [METRICS[c] for c in MODELLED]
+        absent = [m for m in metrics if m not in dataset.frame.columns]
+        if absent:
+            raise DatasetError(f"dataset {dataset.name} lacks counter columns {absent}; "
+                               "a counter model needs every ops counter of the method")
+        frame = dataset.frame[dataset.frame["status"] == Status.OK.value].dropna(subset=metrics)
+        if len(frame) < 4:
+            raise DatasetError(f"dataset {dataset.name} has {len(frame)} rows with counters; a model needs >= 4")
+        x = features(space, frame)
+        order = np.random.default_rng(seed).permutation(len(frame))
+        train, test = order[: len(frame) // 2], order[len(frame) // 2:]
+        trees, rows = {}, []
+        for short, metric in zip(MODELLED, metrics, strict=True):
+            y = frame[metric].to_numpy(dtype=float)
+            best: tuple[float, float, Any, tuple[int | None, int]] | None = None
+            for depth, leaf in SETTINGS:
+                tree = DecisionTreeRegressor(max_depth=depth, min_samples_leaf=leaf, random_state=seed)
+                tree.fit(x[train], y[train])
+                err = tree.predict(x[test]) - y[test]
+                mae, rmse = float(np.abs(err).mean()), float(np.sqrt((err**2).mean()))
+                if best is None or (mae, rmse) < (best[0], best[1]):
+                    best = (mae, rmse, tree, (depth, leaf))
+            assert best is not None
+            trees[short] = best[2]
+            scale = float(np.abs(y[test]).mean()) or 1.0
+            rows.append({"counter": short, "metric": metric, "max_depth": str(best[3][0] or "unlimited"),
+                         "min_samples_leaf": best[3][1], "mae": best[0], "rmse": best[1],
+                         "relative_mae": best[0] / scale, "n_train": len(train), "n_test": len(test)})
+        return cls(space, dataset.name, seed, trees, pd.DataFrame(rows))
+
+    def predict(self, values: pd.DataFrame) -> pd.DataFrame:
+        """Predicted counters (columns: ``MODELLED``) of configurations given by their values."""
+        x = features(self.space, values)
+        return pd.DataFrame({c: self.trees[c].predict(x) for c in MODELLED}, index=values.index)
+
+
+def load_model_dataset(name: str) -> Dataset:
+    """A dataset by path or as ``benchmark/gpu`` from the shipped results."""
+    from bat.registry import find_dataset
+
+    if Path(name).suffix == ".parquet" or Path(name).exists():
+        return Dataset.load(name)
+    bench, _, gpu = name.partition("/")
+    return Dataset.load(find_dataset(bench, gpu or None).path)

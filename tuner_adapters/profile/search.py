@@ -1,0 +1,186 @@
+"""The ``profile`` tuner: profile the best configuration, find its bottleneck, step towards relief.
+
+Loop (METHODS.md, "Profile-guided search"): start at a uniformly drawn
+valid configuration p, run it with counters; then repeat: (re-)profile p
+when it changed since its last profile (``problem.evaluate(p,
+profiled=True)``: marked in the trace), compute bottlenecks from p's
+measured counters, the reaction, every candidate's score and weight,
+draw ``step`` configurations one by one in proportion to the weights
+without replacement (``Generator.choice`` with ``p=``, which is sequential
+weighted drawing), run them without counters, and make the fastest seen so
+far the next p. Without usable counters for p (a failed start) the step is
+uniform. When every candidate is evaluated and budget is left, the rest of
+the space is drawn uniformly.
+
+Modes: "exact" reads every candidate's counters from the replayed dataset;
+"predicted" uses a counter model (trained from ``model_dataset``, default
+the replayed dataset, with ``model_seed``); "auto" is exact when the
+backend replays a dataset with counters, predicted otherwise. The mode and
+the scoring scope are printed when a run starts and kept in
+``last_description``.
+
+Cost of profiling in replay: the Coulomb data was recorded with profiling
+on, so a profile costs what the recorded run cost. A re-profile of a
+configuration first run without counters is a repeat for the Problem
+(charged no budget); counting its cost needs the Problem to charge
+profiled repeats (see the issue report).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from bat.counters.metrics import METRICS
+from bat.dataset import Dataset
+from bat.errors import TunerError
+from bat.problem import EvalResult, Problem
+from bat.tuner import Tuner
+from tuner_adapters.profile.analysis import REACTED, Constants, bottlenecks, reaction, scores, weights
+from tuner_adapters.profile.sources import ExactSource, Geometry, PredictedSource
+
+#: CUDA cores of the GPUs the shipped data comes from (the parallelism bottleneck needs them)
+GPU_CORES: dict[str, int] = {
+    "RTX_2080_Ti": 4352, "RTX_Titan": 4608, "RTX_3090": 10496, "RTX_3060_laptop": 3840,
+    "A100": 6912, "A4000": 6144, "H100": 14592, "H200": 16896,
+}
+MODES = ("auto", "exact", "predicted")
+#: models already fitted in this process, by (dataset, its space hash, rows, space hash, seed)
+_MODELS: dict[tuple, Any] = {}
+
+
+@dataclass(kw_only=True)
+class ProfileSearch(Tuner):
+    """Profile-guided search (Filipovič et al.); hyper-parameters are the method's constants."""
+
+    mode: str = "auto"
+    compute_bound: bool = False  # inst_reaction 0.5 instead of 0.7
+    inst_reaction: float | None = None  # overrides the compute_bound choice
+    issue_threshold: bool = True  # False: +b_issue without the threshold (the authors' code)
+    cutoff: float = -0.25
+    exponent: float = 8.0
+    floor: float = 1e-4
+    step: int = 5
+    cores: int | None = None  # CUDA cores; None: from GPU_CORES by the replayed GPU
+    model_dataset: str | None = None  # "benchmark/gpu" or a .parquet path (predicted mode)
+    model_seed: int = 0
+    score_limit: int = 10**7  # spaces with this many valid configurations or more are sampled
+    sample_size: int = 100_000
+    announce: bool = True
+
+    summary: ClassVar[str] = "profile-guided search: bottleneck analysis of counters steers a weighted random step"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.step < 1 or self.sample_size < 1 or self.score_limit < 1:
+            raise ValueError("step, sample_size and score_limit must be >= 1")
+        if self.cores is not None and self.cores < 1:
+            raise ValueError(f"cores must be >= 1, got {self.cores}")
+        r = self.inst_reaction if self.inst_reaction is not None else (0.5 if self.compute_bound else 0.7)
+        self.constants = Constants(r, self.issue_threshold, self.cutoff, self.exponent, self.floor)
+        self.last_description = ""
+
+    # -- setup -----------------------------------------------------------------
+    def _source(self, problem: Problem) -> ExactSource | PredictedSource:
+        replayed: Dataset | None = getattr(problem.backend, "dataset", None)
+        mode = self.mode
+        if mode == "auto":
+            mode = "exact" if replayed is not None and replayed.counters else "predicted"
+        if mode == "exact":
+            if replayed is None:
+                raise TunerError(f"exact counters need a replay backend; backend {problem.backend.name!r} "
+                                 "has no dataset (use mode='predicted')")
+            return ExactSource(replayed, problem.space)
+        from tuner_adapters.profile.model import CounterModel, load_model_dataset
+
+        if self.model_dataset is not None:
+            data = load_model_dataset(self.model_dataset)
+        elif replayed is not None:
+            data = replayed
+        else:
+            raise TunerError("predicted counters need model_dataset ('benchmark/gpu' or a .parquet path)")
+        if not data.counters:
+            raise TunerError(f"dataset {data.name} has no counter columns; the counter model needs counters")
+        key = (data.name, data.meta.space_hash, len(data.frame), problem.space.space_hash, self.model_seed)
+        if key not in _MODELS:  # the model is a deterministic function of (dataset, space, seed)
+            _MODELS[key] = CounterModel.fit(data, problem.space, self.model_seed)
+        model = _MODELS[key]
+        return PredictedSource(model, problem.space, score_limit=self.score_limit, sample_size=self.sample_size)
+
+    def _cores(self, problem: Problem) -> int:
+        if self.cores is not None:
+            return self.cores
+        replayed = getattr(problem.backend, "dataset", None)
+        gpu = replayed.meta.gpu if replayed is not None else ""
+        if gpu not in GPU_CORES:
+            raise TunerError(f"CUDA core count of GPU {gpu or '(unknown)'!r} is not known "
+                             f"(known: {sorted(GPU_CORES)}); pass cores=")
+        return GPU_CORES[gpu]
+
+    # -- the loop ----------------------------------------------------------------
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        space = problem.space
+        source = self._source(problem)
+        cores = self._cores(problem)
+        geometry = Geometry(space)
+        self.last_description = f"profile search: {source.describe}; {cores} CUDA cores"
+        if self.announce:
+            print(self.last_description, file=sys.stderr)
+        evaluated: set[int] = set()
+        start = space.sample_valid(1, rng)[0]
+        p_id = int(space.to_ids(start[None, :])[0])
+        result = problem.evaluate(space.config(start), profiled=True)
+        evaluated.add(p_id)
+        best_id, best_fit = p_id, result.fitness
+        while not problem.exhausted:
+            if best_id != p_id:  # the fastest seen so far is the next p; profile it
+                p_id = best_id
+                result = problem.evaluate(space.config(space.from_ids(np.array([p_id]))[0]), profiled=True)
+            ids, matrix = source.candidates(rng)
+            fresh = ~np.isin(ids, np.fromiter(evaluated, dtype=np.int64, count=len(evaluated)))
+            if not fresh.any():
+                self._uniform_rest(problem, rng)
+                return
+            w = self._weights(result, p_id, source, matrix[fresh], cores, geometry, problem)
+            chosen = rng.choice(int(fresh.sum()), size=min(self.step, int(fresh.sum())),
+                                replace=False, p=w / w.sum())
+            for cid in ids[fresh][chosen]:
+                if problem.exhausted:
+                    return
+                evaluated.add(int(cid))
+                fit = problem.evaluate(space.config(space.from_ids(np.array([cid]))[0])).fitness
+                if fit < best_fit:
+                    best_id, best_fit = int(cid), fit
+
+    def _weights(self, result: EvalResult, p_id: int, source: ExactSource | PredictedSource,
+                 matrix: np.ndarray, cores: int, geometry: Geometry, problem: Problem) -> np.ndarray:
+        measured = {short: result.extra[m] for short, m in METRICS.items() if m in result.extra}
+        if not result.ok or len(measured) < len(METRICS):
+            if result.ok and not measured:
+                raise TunerError(f"backend {problem.backend.name!r} returned no counters for the profiled "
+                                 "configuration; the profile tuner needs counters (a dataset with counter "
+                                 "columns, or a live backend that collects them)")
+            return np.ones(len(matrix))  # no usable counters for p: a uniform step
+        threads = result.extra.get("threads")
+        if threads is None:
+            threads = float(geometry.threads(problem.space.decode(problem.space.index(result.config)[None, :]))[0])
+        threads = None if threads is None or np.isnan(threads) else float(threads)
+        b = bottlenecks(measured, threads, cores)
+        delta = reaction(b, self.constants)
+        p_row = source.profiled(p_id, measured, np.nan if threads is None else threads)
+        raw = scores(np.array([delta[k] for k in REACTED]), matrix, p_row)
+        return weights(raw, self.constants)
+
+    @staticmethod
+    def _uniform_rest(problem: Problem, rng: np.random.Generator) -> None:
+        from tuner_adapters.reference.steps import random_unevaluated
+
+        while not problem.exhausted:
+            row = random_unevaluated(problem, rng)
+            if row is None:
+                return
+            problem.evaluate(problem.space.config(row))
