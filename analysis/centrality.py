@@ -25,7 +25,7 @@ import numpy as np
 
 from analysis.ffg import FitnessFlowGraph
 from bat.dataset import Dataset, Status
-from bat.errors import DatasetError
+from bat.errors import DatasetError, UnknownNameError
 from bat.space import SearchSpace
 
 INVALID_FITNESS = 1e10
@@ -79,7 +79,7 @@ def build_graph(fitness: np.ndarray, variant: str = "published",
     if variant == "valid":
         return FitnessFlowGraph(fitness, nodes=fitness < INVALID_FITNESS,
                                 neighbourhood=neighbourhood, strict=True)
-    raise DatasetError(f"unknown centrality variant {variant!r}; valid: {', '.join(VARIANTS)}")
+    raise UnknownNameError("centrality variant", variant, list(VARIANTS))
 
 
 def local_minima(graph: FitnessFlowGraph) -> np.ndarray:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.errors import BatError
+from bat.errors import BatError, UnknownNameError
 
 NEIGHBOURHOODS = ("adjacent", "hamming")
 
@@ -63,7 +63,7 @@ class FitnessFlowGraph:
     def __init__(self, fitness: np.ndarray, *, nodes: np.ndarray | None = None,
                  neighbourhood: str = "adjacent", strict: bool = False) -> None:
         if neighbourhood not in NEIGHBOURHOODS:
-            raise BatError(f"unknown neighbourhood {neighbourhood!r}; valid: {', '.join(NEIGHBOURHOODS)}")
+            raise UnknownNameError("neighbourhood", neighbourhood, NEIGHBOURHOODS)
         self.fitness = np.asarray(fitness, dtype=np.float64)
         self.nodes = None if nodes is None else np.asarray(nodes, dtype=bool)
         self.n_nodes = self.fitness.size if self.nodes is None else int(self.nodes.sum())

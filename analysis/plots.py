@@ -103,15 +103,20 @@ def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Pat
 
 
 def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Path) -> Path:
-    """Horizontal bars of PFI per parameter and GPU, with the confidence band as error bars."""
+    """Horizontal bars of PFI per parameter and GPU, with the confidence band as error bars.
+
+    Parameters whose PFI is 0 on every GPU (one value in the data) are left out.
+    """
     plt = _plt()
     first = next(iter(results.values()))
-    params = first.parameters
+    shown = [j for j in range(len(first.parameters))
+             if any(np.any(imp.repeats[j] != 0) for imp in results.values())]
+    params = [first.parameters[j] for j in shown]
     fig, ax = plt.subplots(figsize=(6, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
     height = 0.8 / max(1, len(results))
     for k, (gpu, imp) in enumerate(results.items()):
-        ax.barh(np.arange(len(params)) + k * height, imp.mean, height,
-                xerr=np.nan_to_num(imp.half_width), label=f"{gpu} (CV R^2 {imp.cv_r2:.2f})")
+        ax.barh(np.arange(len(params)) + k * height, imp.mean[shown], height,
+                xerr=np.nan_to_num(imp.half_width[shown]), label=f"{gpu} (CV R^2 {imp.cv_r2:.2f})")
     ax.set_yticks(np.arange(len(params)) + height * (len(results) - 1) / 2, params)
     ax.axvline(0.05, color="grey", ls=":", lw=0.8)
     ax.set_xlabel("permutation feature importance (drop in R^2)")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from analysis import plots, published
-from analysis.centrality import dataset_centrality, missing_count, proportion_of_centrality
+from analysis.centrality import VARIANTS, dataset_centrality, missing_count, proportion_of_centrality
 from analysis.convergence import (
     default_budgets,
     evaluations_to_reach,
@@ -26,12 +26,14 @@ from analysis.convergence import (
 )
 from analysis.data import BenchmarkData, ok_times
 from analysis.distribution import distribution
+from analysis.ffg import NEIGHBOURHOODS
 from analysis.importance import permutation_importance, reduced_parameters
 from analysis.model import ModelSettings
 from analysis.portability import portability_matrix
 from analysis.sizes import size_row
 from analysis.speedup import DEFINITIONS, max_speedup_over_median
 from analysis.surrogate import surrogate_fitness
+from bat.errors import UnknownNameError
 
 Progress = Callable[[str, float], None]
 
@@ -50,6 +52,13 @@ class AnalyzeSettings:
     surrogate_for_partial: bool = True
     trace_paths: Sequence[Path] = ()
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        for kind, value, valid in (("speedup definition", self.speedup_definition, DEFINITIONS),
+                                   ("centrality variant", self.centrality_variant, VARIANTS),
+                                   ("neighbourhood", self.neighbourhood, NEIGHBOURHOODS)):
+            if value not in valid:
+                raise UnknownNameError(kind, value, list(valid))
 
     def to_dict(self) -> dict[str, Any]:
         return {"speedup_definition": self.speedup_definition,
@@ -76,7 +85,8 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     progress("distribution", 0.0)
     dists = {g: distribution(d) for g, d in data.datasets.items()}
     out["distribution"] = {g: d.summary() for g, d in dists.items()}
-    figs["distribution"] = plots.plot_distribution(b, dists, figures / f"{b}_distribution")
+    figs["distribution"] = plots.plot_distribution(
+        b, {data.gpu_name(g): d for g, d in dists.items()}, figures / f"{b}_distribution")
 
     out["speedup"] = {"default_definition": settings.speedup_definition, "definitions": DEFINITIONS,
                       "values": {}}
@@ -118,7 +128,8 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
             sc = proportion_of_centrality(s.fitness, settings.centrality_variant, settings.neighbourhood)
             entry["surrogate"] = {**sc.to_dict(), "estimate": s.describe(), "cv_r2": s.cv_r2}
         out["centrality"][g] = entry
-    figs["centrality"] = plots.plot_centrality(b, cents, figures / f"{b}_centrality")
+    figs["centrality"] = plots.plot_centrality(
+        b, {data.gpu_name(g): c for g, c in cents.items()}, figures / f"{b}_centrality")
 
     reduced = None
     if settings.importance:
@@ -130,7 +141,8 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
                 progress=lambda f, i=i: progress("importance", (i + f) / len(gpus)))
         out["importance"] = {g: imp.to_dict() for g, imp in imps.items()}
         reduced = reduced_parameters(imps)
-        figs["importance"] = plots.plot_importance(b, imps, figures / f"{b}_importance")
+        figs["importance"] = plots.plot_importance(
+            b, {data.gpu_name(g): imp for g, imp in imps.items()}, figures / f"{b}_importance")
 
     progress("portability", 0.0)
     port = portability_matrix(data.datasets)
@@ -197,9 +209,10 @@ def _markdown(results: list[dict[str, Any]], settings: AnalyzeSettings, out: Pat
                       + ", ".join(f"{g} {_fmt(v['cv_r2'])}" for g, v in r["importance"].items())
                       + f"). Reduced space: {r['sizes']['reduced_parameters']}."]
         s = r["sizes"]
+        reduced = ("reduced {reduced}, reduced constrained {reduced_constrained}".format(**s)
+                   if s["reduced"] is not None else "reduced sizes not computed (no importance run)")
         lines += ["", "Sizes: cardinality {cardinality}, constrained {constrained}, valid per GPU "
-                  "{valid}, reduced {reduced}, reduced constrained {reduced_constrained}.".format(**s),
-                  ""]
+                  "{valid}, ".format(**s) + reduced + ".", ""]
         lines += ["Portability (tuned on row, run on column, %): "
                   + "; ".join(f"{k} {_fmt(v * 100, 1) if isinstance(v, float) else v}"
                               for k, v in r["portability"]["cells"].items()), ""]

@@ -17,7 +17,7 @@ import numpy as np
 
 from analysis.data import ok_times, times_failed_inf
 from bat.dataset import Dataset
-from bat.errors import DatasetError
+from bat.errors import DatasetError, UnknownNameError
 
 Definition = Literal["all", "valid"]
 DEFINITIONS: dict[str, str] = {
@@ -49,7 +49,7 @@ def max_speedup_over_median(dataset: Dataset, definition: Definition = "all") ->
     elif definition == "valid":
         times = ok_times(dataset)
     else:
-        raise DatasetError(f"unknown speedup definition {definition!r}; valid: all, valid")
+        raise UnknownNameError("speedup definition", definition, list(DEFINITIONS))
     best = float(np.min(times))
     if not np.isfinite(best):
         raise DatasetError(f"dataset {dataset.name} has no valid measurement")

@@ -28,9 +28,12 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bat.errors import SpaceSpecError
+
+if TYPE_CHECKING:
+    from bat.benchmark import Benchmark
 
 #: Placeholder naming the benchmark's directory (where its sources lie).
 DIR_PLACEHOLDER = "dir"
@@ -239,7 +242,7 @@ def _parse_limits(raw: Any, where: str) -> dict[str, float]:
     return limits
 
 
-def command_spec(benchmark: Any) -> CommandSpec:
+def command_spec(benchmark: Benchmark) -> CommandSpec:
     """The parsed command section of a loaded ``Benchmark`` (SpaceSpecError if it has none)."""
     if not benchmark.command:
         raise SpaceSpecError(f"{benchmark.path}: command: this benchmark has no command section")

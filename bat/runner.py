@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from bat.backends.replay import ReplayBackend
-from bat.benchmark import load_benchmark
+from bat.benchmark import Benchmark, load_benchmark
 from bat.dataset import Dataset
 from bat.errors import BackendError
 from bat.importers import dataset_space
@@ -97,11 +97,24 @@ def gpu_available() -> bool:
         return False
 
 
+def command_target(bench: Benchmark, *, small: bool = False) -> Target:
+    """A target that compiles and runs a command benchmark's program on this host."""
+    from bat.backends.command import command_backend
+    from bat.backends.command_record import host_id
+
+    return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None)
+
+
 def make_target(benchmark: str, *, gpu: str | None = None, backend: str = "auto") -> tuple[Target, str]:
     """The target of ``bat run``: live on a GPU or replay; the second value says which and why."""
-    if backend not in ("auto", "replay", "live"):
-        raise BackendError(f"unknown backend {backend!r}; valid: auto, replay, live")
-    benchmark = load_benchmark(benchmark).name  # an unknown name fails here, listing the valid ones
+    if backend not in ("auto", "replay", "live", "command"):
+        raise BackendError(f"unknown backend {backend!r}; valid: auto, replay, live, command")
+    bench = load_benchmark(benchmark)  # an unknown name fails here, listing the valid ones
+    if bench.command and backend in ("auto", "command"):
+        return command_target(bench), "running its commands on this host"
+    if backend == "command":
+        raise BackendError(f"{bench.path}: benchmark {bench.name} has no command section")
+    benchmark = bench.name
     if backend == "live" or (backend == "auto" and gpu_available()):
         from bat.backends.live import live_target  # needs CuPy
 

@@ -21,17 +21,14 @@ import platform
 import resource
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from analysis.centrality import INVALID_FITNESS, build_graph, fitness_array, local_minima
 from analysis.ffg import FitnessFlowGraph
 from analysis.ffg_reference import reference_pagerank
+from bat.benchmark import load_benchmark
 from bat.dataset import Dataset
-from bat.spacefile import load_space
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def peak_rss_gb() -> float:
@@ -39,7 +36,7 @@ def peak_rss_gb() -> float:
 
 
 def bench_gemm(dataset_path: str) -> None:
-    space = load_space(ROOT / "benchmarks" / "gemm" / "space.json")
+    space = load_benchmark("gemm").space
     fitness = fitness_array(Dataset.load(dataset_path), space)
     t0 = time.perf_counter()
     fast = FitnessFlowGraph(fitness).pagerank()
@@ -67,7 +64,7 @@ def stand_in_fitness(space) -> np.ndarray:
 
 
 def bench_large() -> None:
-    space = load_space(ROOT / "benchmarks" / "hotspot" / "space.json")
+    space = load_benchmark("hotspot").space
     t0 = time.perf_counter()
     fitness = stand_in_fitness(space)
     t_fit = time.perf_counter() - t0

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+import pandas as pd
+import pytest
 from analysis_fixtures import bat2
 
 from bat.cli import main
+from bat.trace import write_trace
 
 
 def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
@@ -19,8 +23,14 @@ def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
             d.meta.partial = True
         d.save(results / f"pnpoly_{gpu}.parquet")
     monkeypatch.setenv("BAT_RESULTS", str(results))
+    titan = next(g for g in data.datasets if "titan" in g.lower())
+    trace = tmp_path / "trace.parquet"
+    replay = data.datasets[titan].ok.sample(50, random_state=1)["objective_ms"].to_numpy()
+    write_trace(pd.DataFrame({"charged": True, "best_so_far_ms": np.minimum.accumulate(replay)}),
+                {"tuner": "replayed-random", "benchmark": "pnpoly", "gpu": titan}, trace)
     out = tmp_path / "report"
-    assert main(["analyze", "--all", "--out", str(out), "--iterations", "20", "--repeats", "2"]) == 0
+    assert main(["analyze", "--all", "--out", str(out), "--iterations", "20", "--repeats", "2",
+                 "--trace", str(trace)]) == 0
     assert "max speedup over median (all)" in capsys.readouterr().out
 
     payload = json.loads((out / "results.json").read_text())
@@ -29,7 +39,6 @@ def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
     for key in ("distribution", "speedup", "convergence", "centrality", "importance",
                 "portability", "sizes"):
         assert bench[key], key
-    titan = next(g for g in bench["gpus"] if "titan" in g.lower())
     partial = next(g for g in bench["gpus"] if "3060" in g)
     assert round(bench["speedup"]["values"][titan]["all"]["value"], 3) == 1.705
     assert bench["speedup"]["values"][titan]["all"]["definition"] == "all"
@@ -39,6 +48,9 @@ def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
     conv = bench["convergence"][titan]
     assert conv["evaluations_to_90pct"] <= conv["evaluations_to_95pct"]
     assert all(math.isfinite(v) for v in conv["random_search"]["centre"])
+    tuner = conv["tuners"]["replayed-random"]
+    assert tuner["budgets"] == [1, 2, 5, 10, 20, 50]
+    assert tuner["centre"][-1] == pytest.approx(data.datasets[titan].best_ms / replay.min())
 
     report = (out / "report.md").read_text()
     assert "median over every recorded configuration" in report
@@ -51,3 +63,8 @@ def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
 def test_analyze_needs_a_benchmark(capsys):
     assert main(["analyze"]) == 2
     assert "--benchmark" in capsys.readouterr().err
+
+
+def test_analyze_rejects_unknown_variant(capsys):
+    assert main(["analyze", "-b", "pnpoly", "--centrality", "nope"]) == 2
+    assert "centrality variant 'nope'" in capsys.readouterr().err

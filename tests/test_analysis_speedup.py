@@ -10,7 +10,7 @@ from analysis import published
 from analysis.portability import portability_matrix
 from analysis.speedup import max_speedup_over_median
 from bat.dataset import Dataset, DatasetMeta, make_frame
-from bat.errors import DatasetError
+from bat.errors import UnknownNameError
 
 
 @pytest.mark.parametrize("benchmark", ["convolution", "pnpoly"])
@@ -34,7 +34,7 @@ def test_speedup_median_counts_failures_as_infinite():
     d = _tiny("g", [(0, "ok", 1.0), (1, "ok", 3.0), (2, "compile_error", np.nan), (3, "ok", 2.0)])
     assert max_speedup_over_median(d, "all").value == pytest.approx(2.5)   # median of 1,2,3,inf
     assert max_speedup_over_median(d, "valid").value == pytest.approx(2.0)
-    with pytest.raises(DatasetError, match="definition"):
+    with pytest.raises(UnknownNameError, match="speedup definition"):
         max_speedup_over_median(d, "mean")
 
 

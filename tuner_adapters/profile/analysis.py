@@ -121,11 +121,12 @@ def scores(delta: np.ndarray, candidates: np.ndarray, profiled: np.ndarray) -> n
     active = np.flatnonzero(delta != 0)
     if active.size == 0:
         return np.zeros(len(candidates))
-    c, p = candidates[:, active], profiled[active]
-    total = c + p
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(total > 0, (c - p) / total, 0.0) * delta[active]
-    return np.nansum(terms, axis=1)
+    out = np.zeros(len(candidates))
+    for k in active:  # column by column: no (n, k) temporaries (columns are contiguous in Fortran order)
+        c, p = candidates[:, k], profiled[k]
+        total = c + p
+        out += delta[k] * np.divide(c - p, total, out=np.zeros_like(total), where=total > 0)  # NaN: dropped
+    return out
 
 
 def weights(raw: np.ndarray, k: Constants) -> np.ndarray:

@@ -8,8 +8,9 @@ measured counters, the reaction, every candidate's score and weight,
 draw ``step`` configurations one by one in proportion to the weights
 without replacement (``Generator.choice`` with ``p=``, which is sequential
 weighted drawing), run them without counters, and make the fastest seen so
-far the next p. Without usable counters for p (a failed start) the step is
-uniform. When every candidate is evaluated and budget is left, the rest of
+far the next p. When p failed or some of its counters are missing (a
+partial dataset) the step is uniform; a backend that gives no counters at
+all is an error. When every candidate is evaluated and budget is left, the rest of
 the space is drawn uniformly.
 
 Modes: "exact" reads every candidate's counters from the replayed dataset;
@@ -19,11 +20,13 @@ backend replays a dataset with counters, predicted otherwise. The mode and
 the scoring scope are printed when a run starts and kept in
 ``last_description``.
 
-Cost of profiling in replay: the Coulomb data was recorded with profiling
-on, so a profile costs what the recorded run cost. A re-profile of a
-configuration first run without counters is a repeat for the Problem
-(charged no budget); counting its cost needs the Problem to charge
-profiled repeats (see the issue report).
+Cost of profiling in replay: the first run of the start configuration is
+profiled and charged as an evaluation at its recorded cost (the Coulomb
+data was recorded with profiling on, so the recorded cost is a profiled
+run's). A re-profile of a configuration first run without counters goes
+through ``problem.evaluate(p, profiled=True)``; today's Problem answers it
+as a repeat, so it is marked in the trace but charged neither budget nor
+simulated time until the Problem charges profiled repeats.
 """
 
 from __future__ import annotations
@@ -145,7 +148,7 @@ class ProfileSearch(Tuner):
             if not fresh.any():
                 self._uniform_rest(problem, rng)
                 return
-            w = self._weights(result, p_id, source, matrix[fresh], cores, geometry, problem)
+            w = self._weights(result, p_id, source, matrix, fresh, cores, geometry, problem)
             chosen = rng.choice(int(fresh.sum()), size=min(self.step, int(fresh.sum())),
                                 replace=False, p=w / w.sum())
             for cid in ids[fresh][chosen]:
@@ -157,14 +160,16 @@ class ProfileSearch(Tuner):
                     best_id, best_fit = int(cid), fit
 
     def _weights(self, result: EvalResult, p_id: int, source: ExactSource | PredictedSource,
-                 matrix: np.ndarray, cores: int, geometry: Geometry, problem: Problem) -> np.ndarray:
+                 matrix: np.ndarray, fresh: np.ndarray, cores: int, geometry: Geometry,
+                 problem: Problem) -> np.ndarray:
+        """Weights of the not yet evaluated candidates (``matrix[fresh]``)."""
         measured = {short: result.extra[m] for short, m in METRICS.items() if m in result.extra}
+        if result.ok and not measured:
+            raise TunerError(f"backend {problem.backend.name!r} returned no counters for the profiled "
+                             "configuration; the profile tuner needs counters (a dataset with counter "
+                             "columns, or a live backend that collects them)")
         if not result.ok or len(measured) < len(METRICS):
-            if result.ok and not measured:
-                raise TunerError(f"backend {problem.backend.name!r} returned no counters for the profiled "
-                                 "configuration; the profile tuner needs counters (a dataset with counter "
-                                 "columns, or a live backend that collects them)")
-            return np.ones(len(matrix))  # no usable counters for p: a uniform step
+            return np.ones(int(fresh.sum()))  # p failed or lacks some counters: a uniform step
         threads = result.extra.get("threads")
         if threads is None:
             threads = float(geometry.threads(problem.space.decode(problem.space.index(result.config)[None, :]))[0])
@@ -172,7 +177,7 @@ class ProfileSearch(Tuner):
         b = bottlenecks(measured, threads, cores)
         delta = reaction(b, self.constants)
         p_row = source.profiled(p_id, measured, np.nan if threads is None else threads)
-        raw = scores(np.array([delta[k] for k in REACTED]), matrix, p_row)
+        raw = scores(np.array([delta[k] for k in REACTED]), matrix, p_row)[fresh]
         return weights(raw, self.constants)
 
     @staticmethod

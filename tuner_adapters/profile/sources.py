@@ -39,7 +39,7 @@ def reacted_matrix(counters: pd.DataFrame, threads: np.ndarray) -> np.ndarray:
             cols.append(np.asarray(threads, dtype=float))
         else:
             cols.append(counters[name].to_numpy(dtype=float))
-    return np.column_stack(cols)
+    return np.asfortranarray(np.column_stack(cols))
 
 
 def short_columns(frame: pd.DataFrame) -> pd.DataFrame:

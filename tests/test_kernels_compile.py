@@ -1,0 +1,178 @@
+"""Every benchmark kernel compiles for sm_90 with NVRTC over a stratified sample of its space.
+
+No GPU is needed: NVRTC builds a cubin, so ptxas runs and reports registers,
+shared memory, stack frame and spills (parsed by bat.resources). The sample
+covers every value of every parameter, every combination of the small
+(flag-like) parameters, the smallest and largest blocks, and random valid
+configurations up to 30 per benchmark. Compiles run in a process pool.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import cache
+
+import numpy as np
+import pytest
+
+from bat.benchmark import load_benchmark
+from bat.resources import parse_ptxas_log, usage_of
+
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
+PER_BENCHMARK = 30
+POOL = 4000
+STATIC_SHARED_LIMIT = 49152
+
+STORED_LOG = """\
+ptxas warning : Value of threads per SM for entry k is out of range. .minnctapersm will be ignored
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'big' for 'sm_90'
+ptxas info    : Function properties for big
+ptxas         .     24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 12 registers, used 1 barriers, 80000 bytes smem, 368 bytes cmem[0]
+ptxas info    : Compile time = 7.977 ms
+ptxas info    : Compiling entry function 'k' for 'sm_90'
+ptxas info    : Function properties for k
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers
+"""
+
+
+def test_parse_stored_ptxas_log() -> None:
+    usages = parse_ptxas_log(STORED_LOG)
+    assert set(usages) == {"big", "k"}
+    big = usages["big"]
+    assert (big.registers, big.shared_bytes, big.local_bytes) == (12, 80000, 24)
+    assert (big.spill_stores_bytes, big.spill_loads_bytes, big.barriers) == (8, 12, 1)
+    assert big.constant_bytes == 368 and big.arch == "sm_90"
+    assert usages["k"].registers == 32 and usages["k"].shared_bytes == 0
+    assert usage_of(STORED_LOG, "k") == usages["k"]
+    from bat.errors import BackendError
+
+    with pytest.raises(BackendError, match="missing"):
+        usage_of(STORED_LOG, "missing")
+
+
+def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
+    """Configurations covering every value, every flag combination and the block extremes."""
+    bench = load_benchmark(name)
+    space = bench.space
+    pool = space.decode(space.sample_valid(min(POOL, space.count_valid()), rng))
+    pool = pool.to_dict("records")
+    chosen: list[int] = []
+    threads = [int(np.prod(bench.geometry(c)[1])) for c in pool]
+    chosen += [int(np.argmin(threads)), int(np.argmax(threads))]
+    for param in space.parameters:  # every value of every parameter
+        for value in param.values:
+            hits = [i for i, c in enumerate(pool) if c[param.name] == value]
+            if hits and not any(pool[i][param.name] == value for i in chosen):
+                chosen.append(int(rng.choice(hits)))
+    flags = [p.name for p in space.parameters if 2 <= len(p.values) <= 4]
+    for combo in itertools.product(*(space.parameters[space.names.index(f)].values
+                                     for f in flags)):
+        want = dict(zip(flags, combo, strict=True))
+        if any(all(pool[i][k] == v for k, v in want.items()) for i in chosen):
+            continue
+        hits = [i for i, c in enumerate(pool) if all(c[k] == v for k, v in want.items())]
+        if hits:
+            chosen.append(int(rng.choice(hits)))
+    rest = [i for i in rng.permutation(len(pool)) if i not in chosen]
+    chosen += [int(i) for i in rest[: max(0, PER_BENCHMARK - len(chosen))]]
+    return [{k: v.item() if hasattr(v, "item") else v for k, v in pool[i].items()}
+            for i in dict.fromkeys(chosen)]
+
+
+def _compile(job: tuple[str, dict]) -> tuple[str, dict, bool, str, dict, float]:
+    from bat.nvrtc import compile_config
+
+    name, config = job
+    result = compile_config(name, config)
+    usage = {k: u.as_columns() for k, u in (result.usage or {}).items()}
+    return name, config, result.ok, result.log, usage, result.seconds
+
+
+@cache
+def compiled() -> tuple[dict[str, list], float]:
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
+    rng = np.random.default_rng(20240611)
+    jobs = [(name, c) for name in BENCHMARKS for c in stratified_sample(name, rng)]
+    start = time.perf_counter()
+    workers = max(1, min(8, os.cpu_count() or 1))
+    with ProcessPoolExecutor(workers) as pool:
+        results = list(pool.map(_compile, jobs, chunksize=1))
+    elapsed = time.perf_counter() - start
+    by_name: dict[str, list] = {name: [] for name in BENCHMARKS}
+    for name, *rest in results:
+        by_name[name].append(rest)
+    return by_name, elapsed
+
+
+def expected_shared(name: str, c: dict) -> int | None:
+    """Static shared memory each kernel declares (None: not checked for that benchmark)."""
+    if name == "gemm":
+        return 4 * c["KWG"] * (c["MWG"] * c["SA"] + c["NWG"] * c["SB"])
+    if name == "hotspot":
+        t = c["temporal_tiling_factor"]
+        width = c["block_size_x"] * c["tile_size_x"] + 2 * t
+        return (2 + c["sh_power"]) * 4 * width * (c["block_size_y"] * c["tile_size_y"] + 2 * t)
+    if name == "convolution":
+        rows = c["block_size_y"] * c["tile_size_y"] + c["filter_height"] - 1
+        cols = c["block_size_x"] * c["tile_size_x"] + c["filter_width"] - 1 + c["use_padding"]
+        return 4 * rows * cols
+    if name == "expdist":
+        bx, by = c["block_size_x"], c["block_size_y"]
+        tiles = (by * c["tile_size_y"] if c["use_shared_mem"] >= 1 else 0) + (
+            bx * c["tile_size_x"] if c["use_shared_mem"] == 2 else 0)
+        return 8 * bx * by + 24 * tiles
+    if name == "nbody":
+        return 16 * c["block_size"] * c["local_mem"]
+    return 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_sampled_configurations_compile(name: str) -> None:
+    by_name, _ = compiled()
+    results = by_name[name]
+    assert len(results) >= PER_BENCHMARK
+    kernel = load_benchmark(name).kernel["name"]
+    for config, ok, log, usage, _ in results:
+        shared = expected_shared(name, config)
+        if shared is not None and shared > STATIC_SHARED_LIMIT:
+            # only convolution's space (the published keys) holds tiles over 48 KiB
+            assert name == "convolution", (config, shared)
+            assert not ok and "too much shared data" in log, config
+            continue
+        assert ok, f"{name} {config} failed to compile:\n{log[-2000:]}"
+        main = usage[kernel]
+        assert main["registers"] > 0, config
+        assert main["shared_bytes"] == shared, (config, main)
+        assert main["spill_loads_bytes"] >= 0 and main["local_bytes"] >= 0
+
+
+@pytest.mark.slow
+def test_compile_sample_covers_failures_and_reports_time() -> None:
+    by_name, elapsed = compiled()
+    conv = by_name["convolution"]
+    assert any(not ok for _, ok, *_ in conv), "the sample should include an over-sized tile"
+    assert any(ok for _, ok, *_ in conv)
+    total = sum(len(v) for v in by_name.values())
+    compile_s = sum(r[-1] for v in by_name.values() for r in v)
+    print(f"compiled {total} configurations in {elapsed:.1f} s wall ({compile_s:.1f} s NVRTC)")
+
+
+def test_inspect_config_reports_usage() -> None:
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
+    from bat.errors import BackendError
+    from bat.nvrtc import inspect_config
+
+    config = {"between_method": 0, "block_size_x": 256, "tile_size": 4, "use_method": 1}
+    usage = inspect_config("pnpoly", config, size={"n_points": 1000, "n_vertices": 600})
+    assert usage.kernel == "pnpoly_kernel" and usage.registers > 0 and usage.arch == "sm_90"
+    big = {"block_size_x": 128, "block_size_y": 8, "filter_height": 15, "filter_width": 15,
+           "read_only": 0, "tile_size_x": 3, "tile_size_y": 3, "use_padding": 0}
+    with pytest.raises(BackendError, match="too much shared data"):
+        inspect_config("convolution", big)

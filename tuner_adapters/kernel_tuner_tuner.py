@@ -1,0 +1,212 @@
+"""Kernel Tuner adapter: its search strategies, evaluating through our Problem.
+
+How it is driven: the adapter calls a strategy's own ``tune(searchspace,
+runner, tuning_options)`` (what Kernel Tuner's ``tune_kernel`` calls) with
+
+- a Kernel Tuner ``Searchspace`` built from the valid configurations our
+  space engine lists (its ``from_cache`` construction), so it holds exactly
+  the configurations that satisfy our constraints, in our semantics, and
+  never proposes one that violates them;
+- a runner of ours whose ``run`` sends each configuration to
+  ``problem.evaluate`` and answers in Kernel Tuner's result format (the time
+  in ``time``, failures as its error markers);
+- ``max_fevals`` set to the evaluations left: Kernel Tuner's budget is only
+  advanced for configurations the problem charged, so repeats cost nothing,
+  as for every tuner.
+
+What differs from the other adapters: Kernel Tuner's strategies draw from
+the global ``random`` and ``numpy.random`` generators; the adapter seeds both
+from our generator for the run and restores their previous state afterwards.
+Its Latin-hypercube sampling (bayes_opt's initial sample, diff_evo's
+population) builds SciPy's ``LatinHypercube`` without a seed; for the run the
+adapter hands it one drawn from the seeded global generator, so the same seed
+gives the same trace.
+Points a strategy snaps to a configuration outside its search space are
+refused inside Kernel Tuner and never reach the Problem, so they do not
+appear in the rejected count. A strategy that ends before the budget is
+spent (its own iteration limit, convergence) is restarted with the budget
+that is left; after ``max_stall`` repeated proposals in a row the runner
+stops the strategy, which is restarted the same way. After
+``max_futile_restarts`` restarts in a row that evaluated nothing new the
+adapter gives up, leaving budget unspent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from bat.dataset import Status
+from bat.errors import MissingDependencyError, TunerError
+from bat.problem import Problem
+from bat.tuner import Tuner, library_seed
+
+STRATEGIES = (
+    "random_sample", "genetic_algorithm", "simulated_annealing", "dual_annealing", "greedy_ils",
+    "bayes_opt", "pso", "firefly_algorithm", "diff_evo", "mls", "brute_force",
+    "greedy_mls", "basinhopping", "minimize",
+)
+#: Kernel Tuner lists the whole valid set; larger spaces are refused with a clear error
+MAX_VALID = 1 << 22
+OBJECTIVE = "time"
+
+
+@dataclass(kw_only=True)
+class KernelTunerStrategy(Tuner):
+    """One Kernel Tuner strategy (``strategy``) with its ``strategy_options``."""
+
+    strategy: str = "random_sample"
+    strategy_options: dict[str, Any] = field(default_factory=dict)
+    max_stall: int = 100
+    max_futile_restarts: int = 3
+    #: how many times the strategy was (re)started in the last run
+    starts: int = field(default=0, init=False)
+    summary = "Kernel Tuner strategy driven through its tune(searchspace, runner, options)"
+    #: strategies that fail on a space smaller than their population or initial sample
+    TOO_SMALL: ClassVar[dict[str, str]] = {
+        "bayes_opt": "its initial sample is larger than a 6-configuration space and it raises ValueError",
+        "diff_evo": "its population is larger than a 6-configuration space and it raises IndexError",
+        "firefly_algorithm": "its swarm is larger than a 6-configuration space and it raises IndexError",
+    }
+
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        reserved = {"max_fevals", "time_limit"} & set(self.strategy_options)
+        if reserved:
+            raise ValueError(f"strategy_options may not set {sorted(reserved)}: the Problem owns the budget")
+        if self.max_stall < 1 or self.max_futile_restarts < 1:
+            raise ValueError("max_stall and max_futile_restarts must be >= 1")
+
+    @property
+    def battery_expected_failures(self) -> dict[str, str]:
+        """Checks of :mod:`bat.testing` this strategy is known to fail, with the reason."""
+        reason = self.TOO_SMALL.get(self.strategy)
+        return {"small_space": f"Kernel Tuner {self.strategy}: {reason}"} if reason else {}
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        try:
+            from kernel_tuner import util
+            from kernel_tuner.interface import Options, strategy_map
+            from kernel_tuner.searchspace import Searchspace
+        except ImportError as exc:
+            raise MissingDependencyError("the kernel_tuner tuners need the kernel_tuner package") from exc
+        space = problem.space
+        total = space.count_valid()
+        if total > MAX_VALID:
+            raise TunerError(f"kernel_tuner:{self.strategy}: space {space.name} has {total} valid "
+                             f"configurations; Kernel Tuner lists them all (limit {MAX_VALID})")
+        tune_params = {p.name: list(p.values) for p in space.parameters}
+        rows = space.from_ids(space.valid_ids())
+        values = space.decode(rows).to_dict("records")
+        cache = {str(i): {k: _plain(v) for k, v in c.items()} for i, c in enumerate(values)}
+        searchspace = Searchspace(None, None, None, from_cache={"tune_params": tune_params, "cache": cache})
+        strategy = strategy_map[self.strategy]
+        runner = _ProblemRunner(problem, space.names, self.max_stall, util)
+        self.starts, futile = 0, 0
+        with _seeded_globals(library_seed(rng)):
+            while not problem.exhausted and problem.stats.evaluated < total:
+                before = problem.stats.evaluated
+                remaining = problem.remaining if problem.remaining is not None else total
+                options = _options(util, Options, tune_params, self.strategy, self.strategy_options,
+                                   min(remaining, total - before))
+                runner.stall = 0
+                self.starts += 1
+                with contextlib.suppress(util.StopCriterionReached):
+                    strategy.tune(searchspace, runner, options)
+                futile = futile + 1 if problem.stats.evaluated == before else 0
+                if futile >= self.max_futile_restarts:
+                    return
+
+
+class _ProblemRunner:
+    """Kernel Tuner's runner interface, answering from our Problem."""
+
+    def __init__(self, problem: Problem, names: tuple[str, ...], max_stall: int, util: Any) -> None:
+        self.problem, self.names, self.max_stall, self.util = problem, names, max_stall, util
+        self.stall = 0
+        # bayes_opt reads the device's thread limit; our space's constraints already hold it
+        self.dev = SimpleNamespace(max_threads=1 << 30)
+
+    def add_strategy_time(self, seconds: float) -> None:
+        """Kernel Tuner reports its strategy time here; the Problem measures it itself."""
+
+    def run(self, parameter_space: Any, tuning_options: Any) -> list[dict[str, Any] | None]:
+        out: list[dict[str, Any] | None] = []
+        for element in parameter_space:
+            if self.problem.exhausted or self.stall >= self.max_stall:
+                out.append(None)  # Kernel Tuner's sign that the budget is spent
+                continue
+            config = {n: _plain(v) for n, v in zip(self.names, element, strict=True)}
+            fresh = not self.problem.is_evaluated(config)
+            result = self.problem.evaluate(config)
+            if fresh:
+                tuning_options.budget.add_evaluations(1)
+                self.stall = 0
+            else:
+                self.stall += 1
+            answer: dict[str, Any] = dict(config)
+            if result.ok:
+                answer[OBJECTIVE] = float(result.objective_ms)
+            else:
+                error = (self.util.CompilationFailedConfig() if result.status is Status.COMPILE_ERROR
+                         else self.util.RuntimeFailedConfig())
+                answer[OBJECTIVE] = error
+                answer["__error__"] = error
+            out.append(answer)
+        return out
+
+
+def _options(util: Any, options_cls: type, tune_params: dict, strategy: str,
+             strategy_options: dict, max_fevals: int) -> Any:
+    return options_cls(
+        tune_params=tune_params,
+        restrictions=[],
+        restrictions_unmodified=[],
+        strategy=strategy,
+        strategy_options=options_cls(strategy_options),
+        objective=[OBJECTIVE],
+        objective_higher_is_better=[False],
+        metrics=None,
+        verbose=False,
+        max_fevals=max_fevals,
+        budget=util.TuningBudget(None, max_fevals),
+        cache={},
+        simulation_mode=True,
+        seed=None,
+    )
+
+
+@contextlib.contextmanager
+def _seeded_globals(seed: int) -> Iterator[None]:
+    """Seed ``random``, ``numpy.random`` and SciPy's Latin hypercube for Kernel Tuner; restore after."""
+    import kernel_tuner.strategies.bayes_opt as bayes_opt
+    from scipy.stats import qmc
+
+    py_state, np_state = random.getstate(), np.random.get_state()
+    original = qmc.LatinHypercube
+
+    def seeded_lhs(d: int, **kwargs: Any) -> Any:
+        if kwargs.get("rng") is None and kwargs.get("seed") is None:
+            kwargs["rng"] = int(np.random.randint(0, 2**31 - 1))
+        return original(d, **kwargs)
+
+    random.seed(seed)
+    np.random.seed(seed)  # Kernel Tuner draws from the global generator
+    qmc.LatinHypercube = bayes_opt.LatinHypercube = seeded_lhs
+    try:
+        yield
+    finally:
+        qmc.LatinHypercube = bayes_opt.LatinHypercube = original
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
