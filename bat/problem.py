@@ -72,7 +72,7 @@ class Event:
 
     step: int
     result: EvalResult
-    kind: str  # "evaluated", "rejected" (constraint violation) or "repeat"
+    kind: str  # "evaluated", "rejected" (constraint violation), "repeat" or "profile"
     charged: bool
     tuner_s: float
     best_so_far_ms: float | None
@@ -121,6 +121,7 @@ class ProblemStats:
     rejected: int = 0
     repeated: int = 0
     failed: int = 0
+    profiles: int = 0  # extra profiled runs of configurations first run without counters
     tuner_s: float = 0.0
     cost_s: float = 0.0
 
@@ -152,6 +153,7 @@ class Problem:
         self.stats = ProblemStats()
         self.best: EvalResult | None = None
         self._seen: dict[tuple, EvalResult] = {}
+        self._profiled: set[tuple] = set()
         self._step = 0
         self._clock: float | None = None
         self._names = tuple(space.names)
@@ -199,7 +201,13 @@ class Problem:
         self.stats.tuner_s += tuner_s
         key = self.key(config)
         cfg = dict(zip(self._names, key, strict=True))
-        if key in self._seen:
+        if key in self._seen and profiled and key not in self._profiled:
+            # One more run, with the profiler: it costs time but is no new configuration.
+            result, kind, charged = self._seen[key], "profile", False
+            self._profiled.add(key)
+            self.stats.profiles += 1
+            self.stats.cost_s += profile_cost_s(result)
+        elif key in self._seen:
             self.stats.repeated += 1
             result, kind, charged = self._seen[key], "repeat", False
         elif not self._valid(key):
@@ -213,6 +221,8 @@ class Problem:
                 )
             result = self.backend.evaluate(cfg)
             self._seen[key] = result
+            if profiled:
+                self._profiled.add(key)
             self.stats.evaluated += 1
             self.stats.cost_s += result.cost_s
             if not result.ok:
@@ -246,6 +256,13 @@ class Problem:
             dtype=np.int64,
         )
         return bool(self.space.is_valid(row)[0])
+
+
+def profile_cost_s(result: EvalResult) -> float:
+    """Seconds a profiled re-run costs: the recorded profiled-run time, else the run's own cost."""
+    if "profile_ms" in result.extra:
+        return float(result.extra["profile_ms"]) / 1000.0
+    return result.cost_s
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bat.errors import DatasetError
-from bat.problem import Event
+from bat.problem import Event, profile_cost_s
 
 META_KEY = b"bat_trace"
 #: Columns after the parameter columns, in this order.
@@ -52,7 +52,7 @@ class TraceRecorder:
             status=r.status.value,
             objective_ms=r.objective_ms if r.objective_ms is not None else float("nan"),
             best_so_far_ms=event.best_so_far_ms if event.best_so_far_ms is not None else float("nan"),
-            cost_s=r.cost_s if event.charged else 0.0,
+            cost_s=r.cost_s if event.charged else (profile_cost_s(r) if event.kind == "profile" else 0.0),
             elapsed_cost_s=event.elapsed_cost_s,
             tuner_s=event.tuner_s,
             profiled=event.profiled,

@@ -123,3 +123,17 @@ def test_budget_needs_a_limit():
         Budget()
     with pytest.raises(ValueError):
         Budget(max_evals=0)
+
+
+def test_profiled_rerun_costs_time_not_budget(space):
+    rec = TraceRecorder(space.names)
+    p = Problem(space=space, backend=ReplayBackend(_dataset(space)), budget=Budget(max_evals=3), observers=[rec])
+    p.evaluate({"x": 1, "y": 1})
+    p.evaluate({"x": 1, "y": 1}, profiled=True)  # first profile of a config timed without counters
+    p.evaluate({"x": 1, "y": 1}, profiled=True)  # already profiled: a free repeat
+    assert p.stats.evaluated == 1 and p.stats.profiles == 1 and p.stats.repeated == 1
+    assert p.stats.cost_s == pytest.approx(4.0)
+    frame = rec.frame()
+    assert list(frame["kind"]) == ["evaluated", "profile", "repeat"]
+    assert list(frame["profiled"]) == [False, True, True]
+    assert list(frame["cost_s"]) == [2.0, 2.0, 0.0]

@@ -97,3 +97,13 @@ def test_counter_model_is_deterministic_and_reports_test_errors():
     pd.testing.assert_frame_equal(a.predict(configs), b.predict(configs))
     # the instruction count of a Coulomb configuration is predicted within 25 % on held-out rows
     assert a.errors.set_index("counter").loc["INST_F32", "relative_mae"] < 0.25
+
+
+def test_shared_tuner_battery():
+    # the battery's synthetic backend has no counters: the contract checks run the search loop with
+    # uniform steps (without_counters="uniform"); the default refuses, as the next assertion shows
+    from bat.testing.tuner_battery import check_tuner
+
+    check_tuner(lambda: ProfileSearch(announce=False, without_counters="uniform"))
+    with pytest.raises(TunerError, match="model_dataset"):
+        check_tuner(lambda: ProfileSearch(announce=False))

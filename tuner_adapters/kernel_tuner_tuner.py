@@ -186,10 +186,10 @@ def _options(util: Any, options_cls: type, tune_params: dict, strategy: str,
 @contextlib.contextmanager
 def _seeded_globals(seed: int) -> Iterator[None]:
     """Seed ``random``, ``numpy.random`` and SciPy's Latin hypercube for Kernel Tuner; restore after."""
+    py_state, np_state = random.getstate(), np.random.get_state()  # before imports that may draw
     import kernel_tuner.strategies.bayes_opt as bayes_opt
     from scipy.stats import qmc
 
-    py_state, np_state = random.getstate(), np.random.get_state()
     original = qmc.LatinHypercube
 
     def seeded_lhs(d: int, **kwargs: Any) -> Any:

@@ -12,8 +12,9 @@ violates one is answered by the Problem as rejected (no budget, never sent to
 the backend) and told to SMAC as crashed, so its model learns to avoid the
 region. A repeated proposal is answered from the Problem's memory (no
 budget) and told to SMAC with its earlier cost. After ``max_stall`` proposals
-in a row that were rejected or repeated, the adapter tells SMAC one random
-valid, not yet evaluated configuration itself (counted in ``fallbacks``).
+in a row that were rejected or repeated, or when SMAC says it has nothing new
+to propose, the adapter tells SMAC one random valid, not yet evaluated
+configuration itself (counted in ``fallbacks``).
 
 Speed: the HPO facade's random forest runs its trees on all cores through
 thread pools by default; on a small machine that costs more than it saves.
@@ -70,6 +71,7 @@ class SmacTuner(Tuner):
     def _tune(self, problem: Problem, rng: np.random.Generator, outdir: str) -> None:
         from ConfigSpace import Configuration, ConfigurationSpace, Constant, Integer
         from smac import BlackBoxFacade, HyperparameterOptimizationFacade, Scenario
+        from smac.main.exceptions import ConfigurationSpaceExhaustedException
         from smac.runhistory.dataclasses import TrialInfo, TrialValue
         from smac.runhistory.enumerations import StatusType
 
@@ -98,7 +100,11 @@ class SmacTuner(Tuner):
                                  seed=0)
                 self.fallbacks += 1
             else:
-                info = facade.ask()
+                try:
+                    info = facade.ask()
+                except ConfigurationSpaceExhaustedException:  # SMAC found nothing new to propose
+                    stall = self.max_stall
+                    continue
             config = {p.name: p.values[int(info.config[p.name])] for p in space.parameters}
             seen = problem.is_evaluated(config)
             result = problem.evaluate(config)

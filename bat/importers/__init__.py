@@ -87,7 +87,8 @@ def import_file(
         meta = t4.t4_meta(raw, space.name, space.space_hash, gpu or "unknown_gpu")
     else:
         meta = DatasetMeta(benchmark=space.name, space_hash=space.space_hash, gpu=gpu or "unknown_gpu",
-                           gpu_name=str(header.get("device_name", "")), extra={"ktt_header": header})
+                           gpu_name=str(header.get("device_name", "")), extra={"ktt_header": header},
+                           date=str(header.get("Timestamp", ""))[:10], toolkit=f"KTT {header.get('KttVersion', '?')}")
     if bench is None:
         meta.extra["space"] = space_dict(space)
     if "kt_timestamp" in frame.columns and not meta.date:

@@ -194,8 +194,8 @@ def check_tuner(factory: TunerFactory, *, seed: int = 1) -> None:
     for check in CHECKS:
         try:
             battery.verify(check)
-        except AssertionError as exc:
-            failures.append(f"{check}: {exc}")
+        except Exception as exc:  # an error inside the tuner is a failed check too
+            failures.append(f"{check}: {type(exc).__name__}: {exc}")
     if failures:
         raise AssertionError("tuner battery failed:\n" + "\n".join(failures))
 

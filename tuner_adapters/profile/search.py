@@ -24,9 +24,9 @@ Cost of profiling in replay: the first run of the start configuration is
 profiled and charged as an evaluation at its recorded cost (the Coulomb
 data was recorded with profiling on, so the recorded cost is a profiled
 run's). A re-profile of a configuration first run without counters goes
-through ``problem.evaluate(p, profiled=True)``; today's Problem answers it
-as a repeat, so it is marked in the trace but charged neither budget nor
-simulated time until the Problem charges profiled repeats.
+through ``problem.evaluate(p, profiled=True)``: the Problem records it as a
+``profile`` row that costs simulated time (the recorded ``profile_ms`` when
+the dataset has it, else the run's recorded cost) but no evaluation budget.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from bat.errors import TunerError
 from bat.problem import EvalResult, Problem
 from bat.tuner import Tuner
 from tuner_adapters.profile.analysis import REACTED, Constants, bottlenecks, reaction, scores, weights
-from tuner_adapters.profile.sources import ExactSource, Geometry, PredictedSource
+from tuner_adapters.profile.sources import ExactSource, Geometry, NoCounters, PredictedSource
 
 #: CUDA cores of the GPUs the shipped data comes from (the parallelism bottleneck needs them)
 GPU_CORES: dict[str, int] = {
@@ -72,6 +72,7 @@ class ProfileSearch(Tuner):
     model_seed: int = 0
     score_limit: int = 10**7  # spaces with this many valid configurations or more are sampled
     sample_size: int = 100_000
+    without_counters: str = "error"  # "uniform": go on with uniform steps when there are no counters
     announce: bool = True
 
     summary: ClassVar[str] = "profile-guided search: bottleneck analysis of counters steers a weighted random step"
@@ -81,6 +82,8 @@ class ProfileSearch(Tuner):
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.step < 1 or self.sample_size < 1 or self.score_limit < 1:
             raise ValueError("step, sample_size and score_limit must be >= 1")
+        if self.without_counters not in ("error", "uniform"):
+            raise ValueError(f"without_counters must be 'error' or 'uniform', got {self.without_counters!r}")
         if self.cores is not None and self.cores < 1:
             raise ValueError(f"cores must be >= 1, got {self.cores}")
         r = self.inst_reaction if self.inst_reaction is not None else (0.5 if self.compute_bound else 0.7)
@@ -88,7 +91,15 @@ class ProfileSearch(Tuner):
         self.last_description = ""
 
     # -- setup -----------------------------------------------------------------
-    def _source(self, problem: Problem) -> ExactSource | PredictedSource:
+    def _source(self, problem: Problem) -> ExactSource | PredictedSource | NoCounters:
+        try:
+            return self._counter_source(problem)
+        except TunerError:
+            if self.without_counters == "error":
+                raise
+            return NoCounters(problem.space, score_limit=self.score_limit, sample_size=self.sample_size)
+
+    def _counter_source(self, problem: Problem) -> ExactSource | PredictedSource:
         replayed: Dataset | None = getattr(problem.backend, "dataset", None)
         mode = self.mode
         if mode == "auto":
@@ -128,9 +139,9 @@ class ProfileSearch(Tuner):
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         space = problem.space
         source = self._source(problem)
-        cores = self._cores(problem)
+        cores = self._cores(problem) if not isinstance(source, NoCounters) else 0
         geometry = Geometry(space)
-        self.last_description = f"profile search: {source.describe}; {cores} CUDA cores"
+        self.last_description = f"profile search: {source.describe}" + (f"; {cores} CUDA cores" if cores else "")
         if self.announce:
             print(self.last_description, file=sys.stderr)
         evaluated: set[int] = set()
@@ -159,10 +170,12 @@ class ProfileSearch(Tuner):
                 if fit < best_fit:
                     best_id, best_fit = int(cid), fit
 
-    def _weights(self, result: EvalResult, p_id: int, source: ExactSource | PredictedSource,
+    def _weights(self, result: EvalResult, p_id: int, source: ExactSource | PredictedSource | NoCounters,
                  matrix: np.ndarray, fresh: np.ndarray, cores: int, geometry: Geometry,
                  problem: Problem) -> np.ndarray:
         """Weights of the not yet evaluated candidates (``matrix[fresh]``)."""
+        if isinstance(source, NoCounters):
+            return np.ones(int(fresh.sum()))
         measured = {short: result.extra[m] for short, m in METRICS.items() if m in result.extra}
         if result.ok and not measured:
             raise TunerError(f"backend {problem.backend.name!r} returned no counters for the profiled "

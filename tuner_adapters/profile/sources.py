@@ -141,6 +141,24 @@ class PredictedSource:
         return self._predict(self.space.from_ids(np.array([pid])))[0]
 
 
+class NoCounters:
+    """No counters at all: candidates (all valid, or a sample per step) weigh the same.
+
+    Only when the tuner is told to go on without counters (``without_counters="uniform"``).
+    """
+
+    mode = "none"
+
+    def __init__(self, space: SearchSpace, *, score_limit: int, sample_size: int) -> None:
+        self.space, self.sample_size = space, sample_size
+        self.ids = space.valid_ids() if space.count_valid() < score_limit else None
+        self.describe = "no counters: uniform random steps (without_counters='uniform')"
+
+    def candidates(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        ids = self.ids if self.ids is not None else self.space.to_ids(self.space.sample_valid(self.sample_size, rng))
+        return ids, np.zeros((len(ids), 0))
+
+
 def _measured_row(measured: Mapping[str, float], threads: float) -> np.ndarray:
     frame = pd.DataFrame({k: [measured.get(k, np.nan)] for k in METRICS})
     return reacted_matrix(frame, np.array([threads]))[0]
