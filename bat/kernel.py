@@ -18,6 +18,8 @@ from typing import ClassVar
 
 import numpy as np
 
+from bat.benchmark import Benchmark, load_benchmark
+
 Scalar = np.integer | np.floating
 Arg = str | tuple[str, Scalar]
 
@@ -115,10 +117,8 @@ class KernelRunner(ABC):
 
 
 @cache
-def cached_benchmark(name: str):  # bat.benchmark is imported lazily: no return annotation
+def cached_benchmark(name: str) -> Benchmark:
     """The Benchmark of that name, loaded once per process."""
-    from bat.benchmark import load_benchmark
-
     return load_benchmark(name)
 
 

@@ -8,7 +8,7 @@ work-list order -> one journal line per finished configuration
 stops early (``partial`` then says so).
 
 Everything here is device-neutral: the device sits behind an ``Executor``
-(bat.backends.live.LiveExecutor on a GPU). Every failure of a configuration is
+(bat.backends.live.LiveSession on a GPU). Every failure of a configuration is
 data: a compile error comes back from the pool as a ``CompileResult`` with
 its log and is recorded without reaching the device; the executor reports
 launch failures, wrong outputs and timeouts as statuses. A run stops early,
@@ -19,13 +19,10 @@ after a timeout or a sticky CUDA error: only a fresh process resets it).
 
 from __future__ import annotations
 
+import json
 import math
-import multiprocessing
 import time
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,9 +32,9 @@ import numpy as np
 import pandas as pd
 
 from bat.checkpoint import Journal
+from bat.compiling import CompileJob, Compiler, CompileResult, compile_ahead
 from bat.dataset import CORE_COLUMNS, RESOURCE_COLUMNS, Dataset, DatasetMeta, Status, make_frame
-from bat.errors import BackendError, DatasetError
-from bat.nvrtc import CompileResult
+from bat.errors import DatasetError
 from bat.problem import EvalResult
 from bat.space import SearchSpace
 
@@ -73,30 +70,9 @@ def sample_valid(space: SearchSpace, n: int, seed: int) -> WorkList:
     return WorkList("sample", np.sort(space.to_ids(rows)).astype(np.int64), n=n, seed=seed)
 
 
-# -- what the device side provides -----------------------------------------------------------
-@dataclass(frozen=True)
-class CompileJob:
-    """One configuration to compile; picklable, it travels to a worker process."""
-
-    key: int
-    source: str
-    macros: dict[str, Any]
-    arch: str
-    name: str = "kernel.cu"
-
-
-Compiler = Callable[[CompileJob], CompileResult]
-
-
-def nvrtc_compiler(job: CompileJob) -> CompileResult:
-    """Compile with NVRTC through cuda-bindings (bat.nvrtc): works without a GPU."""
-    from bat.nvrtc import compile_source
-
-    return compile_source(job.source, job.macros, arch=job.arch, name=job.name)
-
-
+# -- what the device side provides ---------------------------------------------------------
 class Executor(Protocol):
-    """The device side of a recording (bat.backends.live.LiveExecutor on a GPU)."""
+    """The device side of a recording (bat.backends.live.LiveSession on a GPU)."""
 
     compiler: Compiler  # a module-level function: it runs in worker processes
     broken: str | None  # set when the device can no longer be trusted in this process
@@ -106,49 +82,6 @@ class Executor(Protocol):
     def measure(self, config: Mapping[str, Any], compiled: CompileResult) -> EvalResult:
         """Load, run, time and verify one compiled configuration."""
         ...
-
-
-# -- the compile pool ------------------------------------------------------------------------
-def _compile_safely(compiler: Compiler, job: CompileJob) -> CompileResult:
-    try:
-        return compiler(job)
-    except Exception as exc:  # any compiler failure is a compile error of this configuration
-        return CompileResult(False, f"compiler raised {type(exc).__name__}: {exc}", 0.0)
-
-
-def compile_ahead(
-    jobs: Iterator[CompileJob], compiler: Compiler, *, workers: int, ahead: int | None = None
-) -> Iterator[tuple[CompileJob, CompileResult]]:
-    """Compile ``jobs`` in a pool of ``workers`` processes, yielding results in job order.
-
-    Up to ``ahead`` jobs (default 2 per worker + 2) are in flight, so the
-    device rarely waits for NVRTC. ``workers=0`` compiles in this process.
-    Workers are spawned, never forked: the parent may hold a CUDA context.
-    """
-    if workers <= 0:
-        for job in jobs:
-            yield job, _compile_safely(compiler, job)
-        return
-    ahead = ahead or 2 * workers + 2
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-    pending: deque[tuple[CompileJob, Future]] = deque()
-    try:
-        for job in jobs:
-            pending.append((job, pool.submit(_compile_safely, compiler, job)))
-            if len(pending) >= ahead:
-                yield _done(*pending.popleft())
-        while pending:
-            yield _done(*pending.popleft())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _done(job: CompileJob, future: Future) -> tuple[CompileJob, CompileResult]:
-    try:
-        return job, future.result()
-    except BrokenProcessPool as exc:
-        raise BackendError(f"a compiler process died while compiling configuration id {job.key}; "
-                           "finished configurations are in the journal: resume") from exc
 
 
 # -- the plan and its journal ----------------------------------------------------------------
@@ -191,8 +124,6 @@ def open_journal(plan: RecordPlan, path: str | Path, *, resume: bool) -> Journal
 
 
 def _canonical(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True, default=str)
 
 
@@ -248,10 +179,8 @@ def run_recording(
             except StopIteration:
                 break
             config = _config(plan.space, job.key)
-            if compiled.ok:
-                result = executor.measure(config, compiled)
-            else:
-                result = compile_failure(config, compiled)
+            result = (executor.measure(config, compiled) if compiled.ok
+                      else compile_failure(config, compiled))
             record = to_record(job.key, result)
             journal.append(record)
             outcome.measured_now += 1

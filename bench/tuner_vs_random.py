@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bat.errors import BatError, MissingDependencyError
+from bat.errors import BatError
 from bat.problem import Budget
 from bat.registry import DEFAULT_GPU, tuner_names
 from bat.runner import Target, replay_target, run_tuner
@@ -52,8 +52,8 @@ def one_run(job: tuple[str, str, int, int]) -> dict:
     start = time.perf_counter()
     try:
         result = run_tuner(tuner, target, budget=Budget(max_evals=budget), seed=seed)
-    except MissingDependencyError as exc:
-        return {"tuner": tuner, "benchmark": benchmark, "seed": seed, "error": str(exc)}
+    except BatError as exc:  # a missing library, or a tuner that cannot run on this dataset
+        return {"tuner": tuner, "benchmark": benchmark, "seed": seed, "error": f"{type(exc).__name__}: {exc}"}
     charged = result.trace[result.trace["charged"]]
     best = charged["best_so_far_ms"].to_numpy()
     row = {"tuner": tuner, "benchmark": benchmark, "seed": seed, "error": "",

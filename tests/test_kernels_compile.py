@@ -25,6 +25,15 @@ BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "d
 PER_BENCHMARK = 30
 POOL = 4000
 STATIC_SHARED_LIMIT = 49152
+FLAGS = {  # parameters that switch code paths: every combination is compiled
+    "gemm": ["SA", "SB"],
+    "nbody": ["use_soa", "local_mem", "vector_type"],
+    "hotspot": ["sh_power", "blocks_per_sm"],
+    "pnpoly": ["between_method", "use_method"],
+    "convolution": ["use_padding", "read_only"],
+    "expdist": ["use_shared_mem", "use_column"],
+    "dedispersion": ["tile_stride_x", "tile_stride_y"],
+}
 
 STORED_LOG = """\
 ptxas warning : Value of threads per SM for entry k is out of range. .minnctapersm will be ignored
@@ -56,33 +65,46 @@ def test_parse_stored_ptxas_log() -> None:
         usage_of(STORED_LOG, "missing")
 
 
+def code_size(config: dict) -> int:
+    """A proxy for compile time: the product of the tile sizes and unroll factors."""
+    sizes = [max(int(v), 1) for k, v in config.items()
+             if "tile_size" in k or "unroll" in k or k in ("MWG", "NWG")]
+    return int(np.prod(sizes))
+
+
 def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
-    """Configurations covering every value, every flag combination and the block extremes."""
+    """Configurations covering every value, every flag combination and the extremes.
+
+    Extremes: the fewest and the most threads per block and the largest code
+    (tiles x unroll factors). Value and flag coverage take the smallest-code
+    configuration that has the value, so the sample compiles in CI time; the
+    rest is uniform.
+    """
     bench = load_benchmark(name)
     space = bench.space
     pool = space.decode(space.sample_valid(min(POOL, space.count_valid()), rng))
-    pool = pool.to_dict("records")
-    chosen: list[int] = []
+    pool = [{k: v.item() if hasattr(v, "item") else v for k, v in c.items()}
+            for c in pool.to_dict("records")]
+    sizes = np.array([code_size(c) for c in pool])
     threads = [int(np.prod(bench.geometry(c)[1])) for c in pool]
-    chosen += [int(np.argmin(threads)), int(np.argmax(threads))]
-    for param in space.parameters:  # every value of every parameter
+    chosen = [int(np.argmin(threads)), int(np.argmax(threads)), int(np.argmax(sizes))]
+
+    def cheapest(match) -> None:
+        hits = [i for i, c in enumerate(pool) if match(c)]
+        if hits and not any(match(pool[i]) for i in chosen):
+            chosen.append(min(hits, key=lambda i: (sizes[i], rng.random())))
+
+    for param in space.parameters:
         for value in param.values:
-            hits = [i for i, c in enumerate(pool) if c[param.name] == value]
-            if hits and not any(pool[i][param.name] == value for i in chosen):
-                chosen.append(int(rng.choice(hits)))
-    flags = [p.name for p in space.parameters if 2 <= len(p.values) <= 4]
+            cheapest(lambda c, k=param.name, v=value: c[k] == v)
+    flags = FLAGS[name]
     for combo in itertools.product(*(space.parameters[space.names.index(f)].values
                                      for f in flags)):
         want = dict(zip(flags, combo, strict=True))
-        if any(all(pool[i][k] == v for k, v in want.items()) for i in chosen):
-            continue
-        hits = [i for i, c in enumerate(pool) if all(c[k] == v for k, v in want.items())]
-        if hits:
-            chosen.append(int(rng.choice(hits)))
-    rest = [i for i in rng.permutation(len(pool)) if i not in chosen]
-    chosen += [int(i) for i in rest[: max(0, PER_BENCHMARK - len(chosen))]]
-    return [{k: v.item() if hasattr(v, "item") else v for k, v in pool[i].items()}
-            for i in dict.fromkeys(chosen)]
+        cheapest(lambda c, want=want: all(c[k] == v for k, v in want.items()))
+    rest = [int(i) for i in rng.permutation(len(pool)) if i not in chosen]
+    chosen += rest[: max(0, PER_BENCHMARK - len(chosen))]
+    return [pool[i] for i in dict.fromkeys(chosen)]
 
 
 def _compile(job: tuple[str, dict]) -> tuple[str, dict, bool, str, dict, float]:

@@ -38,7 +38,7 @@ def run_once(cp, runner: KernelRunner, source: str, config: dict, size: dict,
     """Compile, launch every launch of one run, and return the outputs (or why it failed)."""
     options = (*DEFAULT_OPTIONS, *macro_options(runner.macros(config, size)))
     try:
-        module = cp.RawModule(code=source, options=options, name_expressions=None)
+        module = cp.RawModule(code=source, options=options)
         module.compile()
     except cp.cuda.compiler.CompileException as exc:
         return f"compile error: {str(exc).splitlines()[0]}"

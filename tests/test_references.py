@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -136,7 +138,7 @@ def test_hotspot_launches_chain_to_temp_out() -> None:
     launches = runner.launches(config, size)
     assert [int(la.args[3][1]) for la in launches] == [3, 3, 3, 1]
     assert launches[0].args[0] == "temp" and launches[-1].args[2] == "temp_out"
-    for before, after in zip(launches, launches[1:], strict=False):
+    for before, after in itertools.pairwise(launches):
         assert after.args[0] == before.args[2] != after.args[2]
     assert launches[0].grid == (4, 32, 1) and launches[0].block == (32, 2, 1)
 

@@ -24,8 +24,13 @@ EXTRA_NEEDS = {"optuna:cmaes": "cmaes", "optuna:gp": "torch"}
 _BATTERIES: dict[str, Battery] = {}
 
 
+#: import names of the distributions named in registry entries
+IMPORT_NAMES = {"scikit-learn": "sklearn", "kernel-tuner": "kernel_tuner"}
+
+
 def _installed(name: str) -> bool:
-    needs = [tuner_entry(name).requires.replace("-", "_") or None, EXTRA_NEEDS.get(name)]
+    requires = tuner_entry(name).requires
+    needs = [IMPORT_NAMES.get(requires, requires) or None, EXTRA_NEEDS.get(name)]
     return all(importlib.util.find_spec(n) is not None for n in needs if n)
 
 

@@ -11,7 +11,7 @@ _REF = "tuner_adapters.reference"
 _OPTUNA = "tuner_adapters.optuna_tuner:OptunaTuner"
 _SMAC = "tuner_adapters.smac_tuner:SmacTuner"
 _KT = "tuner_adapters.kernel_tuner_tuner:KernelTunerStrategy"
-_KT_HOW = "; driven via its strategy tune() with a runner that evaluates through our Problem"
+_KT_HOW = " (its strategy code, runner evaluates through our Problem)"
 
 _REFERENCE = (
     TunerEntry("reference:random", f"{_REF}.random_search:RandomSearch",
@@ -43,9 +43,9 @@ _LIBRARIES = (
     TunerEntry("optuna", _OPTUNA, "Optuna TPE (tree-structured Parzen estimator), ask/tell",
                {"sampler": "tpe"}, "optuna"),
     TunerEntry("optuna:random", _OPTUNA, "Optuna random sampler, ask/tell", {"sampler": "random"}, "optuna"),
-    TunerEntry("optuna:gp", _OPTUNA, "Optuna Gaussian-process Bayesian optimization, ask/tell",
+    TunerEntry("optuna:gp", _OPTUNA, "Optuna Gaussian-process Bayesian optimization, ask/tell (needs PyTorch)",
                {"sampler": "gp"}, "optuna"),
-    TunerEntry("optuna:cmaes", _OPTUNA, "Optuna CMA-ES on the value indices, ask/tell",
+    TunerEntry("optuna:cmaes", _OPTUNA, "Optuna CMA-ES on the value indices, ask/tell (needs cmaes)",
                {"sampler": "cmaes"}, "optuna"),
     TunerEntry("smac", _SMAC, "SMAC3 HPO facade (random forest, one job), ask/tell", {"facade": "hpo"}, "smac"),
     TunerEntry("smac:bo", _SMAC, "SMAC3 black-box facade (Gaussian process), ask/tell",

@@ -17,6 +17,7 @@ sampler learns from it); such fall-backs are counted in ``fallbacks``.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,9 @@ from bat.problem import Problem
 from bat.tuner import Tuner, library_seed
 
 SAMPLERS = ("tpe", "random", "gp", "cmaes")
+#: what a sampler needs beyond Optuna
+SAMPLER_NEEDS = {"gp": ("torch", "Optuna's GPSampler needs PyTorch"),
+                 "cmaes": ("cmaes", "Optuna's CmaEsSampler needs the cmaes package")}
 FAILED_VALUE = float("inf")
 
 
@@ -63,6 +67,10 @@ class OptunaTuner(Tuner):
             raise MissingDependencyError("the optuna tuners need the optuna package") from exc
         optuna.logging.set_verbosity(optuna.logging.ERROR)
         space = problem.space
+        if self.sampler in SAMPLER_NEEDS:
+            module, why = SAMPLER_NEEDS[self.sampler]
+            if importlib.util.find_spec(module) is None:
+                raise MissingDependencyError(f"optuna:{self.sampler}: {why}, which is not installed")
         study = optuna.create_study(direction="minimize", sampler=self._make_sampler(optuna, library_seed(rng)))
         stall = 0
         while not problem.exhausted:

@@ -44,9 +44,8 @@ expdist_kernel(const double2* __restrict__ a, const double* __restrict__ sa,
                const double2* __restrict__ b, const double* __restrict__ sb,
                double* __restrict__ partial) {
     __shared__ double red[THREADS];
-#if use_shared_mem >= 1
-    __shared__ double2 sh_b[B_TILE];
-    __shared__ double sh_sb[B_TILE];
+#if use_shared_mem >= 1  // staged points as separate doubles: 24 bytes each, no padding
+    __shared__ double sh_bx[B_TILE], sh_by[B_TILE], sh_sb[B_TILE];
 #endif
     const int tid = threadIdx.y * BX + threadIdx.x;
     const int i0 = blockIdx.x * A_TILE;
@@ -54,11 +53,12 @@ expdist_kernel(const double2* __restrict__ a, const double* __restrict__ sa,
     double2 pa[tile_size_x];
     double va[tile_size_x];
 #if use_shared_mem == 2
-    __shared__ double2 sh_a[A_TILE];
-    __shared__ double sh_sa[A_TILE];
+    __shared__ double sh_ax[A_TILE], sh_ay[A_TILE], sh_sa[A_TILE];
     for (int k = tid; k < A_TILE; k += THREADS) {
         const bool ok = i0 + k < n_points_a;
-        sh_a[k] = ok ? a[i0 + k] : make_double2(0.0, 0.0);
+        const double2 p = ok ? a[i0 + k] : make_double2(0.0, 0.0);
+        sh_ax[k] = p.x;
+        sh_ay[k] = p.y;
         sh_sa[k] = ok ? sa[i0 + k] : 1.0;
     }
     __syncthreads();
@@ -67,7 +67,7 @@ expdist_kernel(const double2* __restrict__ a, const double* __restrict__ sa,
     for (int ti = 0; ti < tile_size_x; ++ti) {
         const int k = threadIdx.x + ti * BX;
 #if use_shared_mem == 2
-        pa[ti] = sh_a[k];
+        pa[ti] = make_double2(sh_ax[k], sh_ay[k]);
         va[ti] = sh_sa[k] * sh_sa[k];
 #else
         const bool ok = i0 + k < n_points_a;
@@ -88,7 +88,9 @@ expdist_kernel(const double2* __restrict__ a, const double* __restrict__ sa,
         __syncthreads();  // the previous column block is done with sh_b
         for (int k = tid; k < B_TILE; k += THREADS) {
             const bool ok = j0 + k < n_points_b;
-            sh_b[k] = ok ? b[j0 + k] : make_double2(0.0, 0.0);
+            const double2 p = ok ? b[j0 + k] : make_double2(0.0, 0.0);
+            sh_bx[k] = p.x;
+            sh_by[k] = p.y;
             sh_sb[k] = ok ? sb[j0 + k] : 1.0;
         }
         __syncthreads();
@@ -98,7 +100,7 @@ expdist_kernel(const double2* __restrict__ a, const double* __restrict__ sa,
             const int kb = threadIdx.y + tj * BY;
             if (j0 + kb >= n_points_b) continue;
 #if use_shared_mem >= 1
-            const double2 pb = sh_b[kb];
+            const double2 pb = make_double2(sh_bx[kb], sh_by[kb]);
             const double vb = sh_sb[kb] * sh_sb[kb];
 #else
             const double2 pb = b[j0 + kb];

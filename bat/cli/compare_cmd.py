@@ -1,0 +1,106 @@
+"""``bat compare``: repeated runs of several tuners, statistics, outputs and a CI gate.
+
+Exit status: 0 when done (and, with ``--baseline``, nothing regressed), 1
+when a cell regressed against the baseline, 2 on a usage or BAT error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [p.strip() for p in text.split(",") if p.strip()] if text else None
+
+
+def compare(
+    tuners: str = typer.Option(None, "--tuners", "-t",
+                               help="Comma-separated NAME or LABEL=NAME; NAME is a registered tuner or "
+                                    "package.module:Class."),
+    benchmarks: str = typer.Option("all", "--benchmarks", "-b", help="Comma-separated benchmarks, or all."),
+    gpus: str = typer.Option(None, "--gpus", help="Comma-separated GPUs, or all (default: each benchmark's "
+                                                  "default GPU)."),
+    budgets: str = typer.Option(None, "--budgets", help="Comma-separated evaluation budgets "
+                                                        "(default 25,50,100,200,400)."),
+    repeats: int = typer.Option(10, "--repeats", "-r", min=1, help="Runs per cell, each with its own seed."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Campaign seed (run seeds derive from it)."),
+    out: Path = typer.Option(Path("compare-out"), "--out", "-o",
+                             help="Output folder; finished runs in OUT/runs are reused on a rerun."),
+    baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 1 when a "
+                                                           "cell is significantly worse."),
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level (after Holm)."),
+    cles_threshold: float = typer.Option(0.4, "--cles-threshold", min=0.0, max=1.0,
+                                         help="Gate: a cell regresses only when CLES(current better than "
+                                              "baseline) is below this."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes."),
+    scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786): run "
+                                                            "there instead of locally."),
+    preset: str = typer.Option(None, "--preset", help="A campaign design: sample-size-study."),
+    remeasure: int = typer.Option(None, "--remeasure", min=0,
+                                  help="Re-measure each final configuration this many times (default 0; "
+                                       "the preset: 10)."),
+    backend: str = typer.Option("replay", "--backend", help="replay (recorded data) or live (the GPU, one "
+                                                            "run at a time)."),
+    plots: bool = typer.Option(True, "--plots/--no-plots", help="Write convergence plots."),
+) -> None:
+    """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from bat.cli import console
+    from bat.compare.assess import analyse, gate, load_baseline
+    from bat.compare.campaign import Campaign, TunerSpec, resolve_targets
+    from bat.compare.execute import run_campaign
+    from bat.compare.presets import preset as get_preset
+    from bat.compare.report import write_outputs
+
+    p = get_preset(preset) if preset else None
+    tuner_list = _split(tuners) or (list(p.tuners) if p else None)
+    if not tuner_list:
+        raise typer.BadParameter("give --tuners or --preset", param_hint="--tuners")
+    try:
+        budget_list = [int(b) for b in (_split(budgets) or [])] or (list(p.budgets) if p else
+                                                                    [25, 50, 100, 200, 400])
+    except ValueError as exc:
+        raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
+    campaign = Campaign(
+        tuners=tuple(TunerSpec.parse(t) for t in tuner_list),
+        targets=resolve_targets(_split(benchmarks), _split(gpus)),
+        budgets=tuple(budget_list), repeats=repeats, seed=seed,
+        remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
+        backend=backend, notes=(p.note,) if p else (),
+    )
+    for t in campaign.tuners:
+        t.build()  # an unknown or broken tuner fails before any run
+    base = load_baseline(baseline) if baseline else None
+    with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("runs", total=None)
+        done = run_campaign(campaign, out, workers=workers, scheduler=scheduler,
+                            progress=lambda k, n: bar.update(task, completed=k, total=n))
+    console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs'} "
+                  f"({done.wall_s:.1f} s)")
+    result = analyse(campaign, done.records, alpha=alpha)
+    if base is not None:
+        result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
+    paths = write_outputs(out, campaign, result, done.records, plots=plots)
+    console.print(f"summary: {paths['summary']}; numbers and traces: {paths['json']}")
+    for label, s in result.scores.items():
+        score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
+        console.print(f"  {label}: score {score} (0 = random search)", highlight=False)
+    if result.gate is not None:
+        g = result.gate
+        if g.passed:
+            console.print(f"gate passed: no cell significantly worse than {baseline}")
+        else:
+            for r in g.regressed.itertuples():
+                console.print(f"[red]regressed[/]: {r.label} on {r.benchmark}/{r.gpu} at {r.budget} "
+                              f"(median {r.median:.3f} vs {r.median_baseline:.3f}, CLES {r.cles_better:.2f}, "
+                              f"p {r.p_holm:.2g})", highlight=False)
+            # SystemExit, not typer.Exit: bat.cli.main drops the code click returns for Exit
+            raise SystemExit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare)

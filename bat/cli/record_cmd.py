@@ -1,0 +1,144 @@
+"""``bat record``: measure a benchmark's space on the GPU into a dataset, resumably, in chunks."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+#: Exit status when the device must be reset: resume in a fresh process.
+EXIT_RESUME_IN_NEW_PROCESS = 3
+
+
+class SizeChoice(StrEnum):
+    published = "published"
+    small = "small"
+
+
+def record(
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark to measure."),
+    all_: bool = typer.Option(False, "--all", help="Every valid configuration, in id order."),
+    sample: int = typer.Option(None, "--sample", min=1, help="A uniform sample of N valid ones."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of --sample."),
+    gpu_name: str = typer.Option(None, "--gpu-name", help="Short GPU id in the dataset "
+                                 "(default: from the device name, e.g. H100_80GB_HBM3)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Dataset file (.parquet); default "
+                             "results/recorded/<bench>_<gpu>.parquet (runs/recorded/ for small)."),
+    size: SizeChoice = typer.Option(SizeChoice.published, "--size", help="Problem size."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the journal beside --out."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Stop after N configurations."),
+    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01,
+                                      help="Stop starting new configurations after M minutes."),
+    workers: int = typer.Option(max(1, min(8, (os.cpu_count() or 2) - 1)), "--workers",
+                                min=0, help="NVRTC compile processes (0: compile inline)."),
+    repeats: int = typer.Option(7, "--repeats", min=1, help="Timed runs after the warm-up."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.01, help="Seconds one run may take."),
+) -> None:
+    """Measure a space on the GPU and write a dataset with full provenance.
+
+    Progress is journalled per configuration beside the dataset
+    (<out>.journal.jsonl); after an interruption (kill -9 included), --limit
+    or --max-minutes, run the same command with --resume. Exit status 0: done
+    or stopped as asked; 3: the device needs a fresh process (a hung kernel
+    or a sticky CUDA error): run again with --resume.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from bat.backends.live import LiveSession, provenance_meta
+    from bat.benchmark import load_benchmark
+    from bat.cli import console
+    from bat.dataset import Dataset, DatasetMeta
+    from bat.errors import BatError, DatasetError
+    from bat.record import RecordPlan, all_valid, open_journal, run_recording, sample_valid, to_dataset
+
+    if all_ == (sample is not None):
+        raise BatError("bat record: give exactly one of --all and --sample N")
+    bench = load_benchmark(benchmark)
+    if bench.command and not bench.kernel.get("runner"):
+        _record_command(bench, out=out, size=size, sample=sample, seed=seed, workers=workers,
+                        limit=limit, resume=resume)
+        return
+    session = LiveSession(benchmark, size.value, repeats=repeats, timeout_s=timeout)
+    space = session.bench.space
+    work = all_valid(space) if all_ else sample_valid(space, sample, seed)
+    meta = DatasetMeta(**provenance_meta(session, gpu_name))
+    out = out or _default_out(bench.name, meta.gpu, size)
+    device = {"gpu": meta.gpu, "gpu_name": meta.gpu_name, "arch": session.arch}
+    plan = RecordPlan(space=space, work=work, size_name=session.size_name, meta=meta, device=device)
+    journal_path = out.with_name(out.name + ".journal.jsonl")
+    if resume and not journal_path.exists() and out.exists():
+        if Dataset.read_meta(out).partial:
+            raise DatasetError(f"{out} is partial but its journal {journal_path} is gone")
+        console.print(f"{out} is complete: nothing to resume")
+        session.close()
+        return
+    journal = open_journal(plan, journal_path, resume=resume)
+    if journal.records:
+        plan.meta.date = journal.header["meta"]["date"]  # the recording started then
+    console.print(f"[bold]recording[/] {session.describe()}", highlight=False)
+    console.print(f"{len(work.ids)} configurations ({work.mode}"
+                  f"{f', seed {seed}' if work.mode == 'sample' else ''}); "
+                  f"{len(journal.records)} already in {journal_path}", highlight=False)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[statuses]}"), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task(f"{session.bench.name} on {meta.gpu}", total=len(work.ids),
+                                completed=len(journal.records), statuses="")
+            counts: dict[str, int] = {}
+
+            def advance(rec: dict) -> None:
+                counts[rec["status"]] = counts.get(rec["status"], 0) + 1
+                bar.update(task, advance=1,
+                           statuses=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+            outcome = run_recording(plan, session, journal, workers=workers, limit=limit,
+                                    max_seconds=max_minutes * 60 if max_minutes else None,
+                                    on_record=advance)
+    finally:
+        session.close()
+    dataset = to_dataset(plan, journal)
+    dataset.save(out)
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(dataset.frame["status"].value_counts().items()))
+    console.print(f"measured {outcome.measured_now} now; {outcome.done} of {outcome.expected} "
+                  f"in {out} ({summary or 'empty'})", highlight=False)
+    if outcome.complete:
+        journal.remove()
+        console.print("complete")
+        return
+    console.print(f"stopped: {outcome.stopped}; continue with the same command and --resume",
+                  highlight=False)
+    if session.broken:
+        raise typer.Exit(EXIT_RESUME_IN_NEW_PROCESS)
+
+
+def _default_out(benchmark: str, gpu: str, size: SizeChoice) -> Path:
+    """results/recorded/<bench>_<gpu>.parquet; small sizes go to runs/recorded/ (not replayed)."""
+    from bat.registry import results_dir
+
+    if size is SizeChoice.small:
+        return Path("runs/recorded") / f"{benchmark}_{gpu}_small.parquet"
+    return results_dir() / "recorded" / f"{benchmark}_{gpu}.parquet"
+
+
+def _record_command(bench, *, out: Path | None, size: SizeChoice, sample: int | None, seed: int,
+                    workers: int, limit: int | None, resume: bool) -> None:
+    """A benchmark with a command section and no CUDA kernel: the command backend records it."""
+    from bat.backends.command_record import host_id, record_command_benchmark
+    from bat.cli import console
+
+    out = out or _default_out(bench.name, host_id(), size)
+    dataset, outcome = record_command_benchmark(
+        bench, out, small=size is SizeChoice.small, sample=sample, seed=seed,
+        compile_workers=max(1, workers), limit=limit, resume=resume)
+    console.print(f"measured {outcome.measured_now} now; {outcome.done} of {outcome.expected} "
+                  f"of {bench.name} on {dataset.meta.gpu} in {out}", highlight=False)
+    if not outcome.complete:
+        console.print(f"stopped: {outcome.stopped}; continue with the same command and --resume",
+                      highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("record")(record)

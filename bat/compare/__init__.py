@@ -1,0 +1,8 @@
+"""``bat compare``: repeated tuner runs on recorded (or live) targets, compared with statistics.
+
+Public pieces: ``Campaign`` and ``TunerSpec`` (what to run, seeds, budget
+policy), ``run_campaign`` (execution: in process, a process pool or Dask;
+finished runs stored as they complete), ``analyse`` (cells, pairwise tests,
+scores against random search, the baseline gate) and ``write_outputs``
+(Markdown, JSON, plots).
+"""

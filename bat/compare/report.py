@@ -1,0 +1,179 @@
+"""Outputs of a comparison: a Markdown summary for a CI job page and a JSON with every number.
+
+``results.json`` holds the campaign (with seeds and budget policy), the
+definitions, every cell, every pairwise test, the random-search baseline,
+the scores, the gate, one observation per (run, budget) (what a later
+``--baseline`` reads) and every run's metadata and full trace (columns as
+lists). Missing values are JSON ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bat.compare import assess
+from bat.compare.assess import Analysis
+from bat.compare.campaign import Campaign
+from bat.compare.store import RunRecord
+
+#: Significant pairwise differences listed in the Markdown (all are in the JSON).
+MAX_PAIR_ROWS = 40
+
+
+def definitions() -> str:
+    """The definitions of every number (the docstring of ``bat.compare.assess``)."""
+    return (assess.__doc__ or "").strip()
+
+
+def write_json(path: Path, campaign: Campaign, analysis: Analysis, records: list[RunRecord]) -> Path:
+    gate = analysis.gate
+    doc = {
+        "campaign": campaign.to_dict(),
+        "definitions": definitions(),
+        "alpha": analysis.alpha,
+        "correction": "Holm over all pairwise tests of the campaign",
+        "random_baseline": {k: {str(b): v for b, v in d.items()} for k, d in analysis.random_baseline.items()},
+        "scores": analysis.scores,
+        "cells": _records(analysis.cells),
+        "pairwise": _records(analysis.pairwise),
+        "gate": None if gate is None else {
+            "baseline": gate.baseline, "alpha": gate.alpha, "cles_threshold": gate.cles_threshold,
+            "passed": gate.passed, "cells": _records(gate.cells), "not_in_baseline": gate.missing},
+        "observations": _records(analysis.observations),
+        "runs": [{"meta": r.meta, "trace": {c: _clean(r.trace[c].tolist()) for c in r.trace.columns}}
+                 for r in records],
+    }
+    path.write_text(json.dumps(_clean(doc), allow_nan=False, default=_plain))
+    return path
+
+
+def markdown(campaign: Campaign, analysis: Analysis) -> str:
+    """The summary for a CI job page."""
+    c = campaign
+    budgets = list(c.budgets)
+    measure = ("the final configuration of each run re-measured "
+               f"{c.remeasure} times" + (" (on replay: drawn with replacement from the repeated times "
+                                         "recorded for it in the dataset, `times_ms`; no GPU measured them)"
+                                         if c.backend == "replay" else "") if c.remeasure
+               else "the recorded time of each run's best configuration")
+    n_pairs, n_sig = len(analysis.pairwise), int(analysis.pairwise["significant"].sum())
+    lines = [
+        "# Tuner comparison",
+        "",
+        f"- Tuners: {', '.join(f'`{t.label}`' for t in c.tuners)}; targets: "
+        f"{', '.join(f'{b}/{g}' for b, g in c.targets)}; budgets: {', '.join(map(str, budgets))} evaluations.",
+        f"- {c.repeats} repeats per cell (n = {c.repeats} per sample in every test), campaign seed {c.seed}; "
+        f"backend: {c.backend}{' (recorded data replayed)' if c.backend == 'replay' else ''}.",
+        f"- Performance: best known / best found, using {measure}.",
+        f"- Tests: two-sided Mann-Whitney U, CLES with ties counting one half, Holm correction over "
+        f"{n_pairs} pairwise tests, alpha = {analysis.alpha:g}.",
+        "- Score: 0 = as good as random search (exact expectation), 1 = the optimum in every run.",
+        *(f"- {note}" for note in c.notes),
+    ]
+    if analysis.gate is not None:
+        lines += ["", *_gate_lines(analysis)]
+    lines += ["", "## Score against random search", "",
+              _table(["tuner", "overall", *budgets],
+                     [[f"`{lab}`", _f(s["overall"]), *(_f(s[str(b)]) for b in budgets)]
+                      for lab, s in analysis.scores.items()])]
+    lines += ["", "## Relative performance: median [Q1, Q3]", ""]
+    for bench, gpu in c.targets:
+        sub = analysis.cells[(analysis.cells["benchmark"] == bench) & (analysis.cells["gpu"] == gpu)]
+        exp = analysis.random_baseline.get(f"{bench}/{gpu}", {})
+        rows = [[f"`{t.label}`", *(_cell(sub, t.label, b) for b in budgets)] for t in c.tuners]
+        if exp:
+            rows.append(["random search, exact expectation", *(_f(exp.get(b)) for b in budgets)])
+        lines += [f"### {bench} on {gpu}", "", _table(["tuner", *budgets], rows), ""]
+    lines += ["## Significant pairwise differences", "",
+              f"{n_sig} of {n_pairs} pairs differ significantly (Holm-adjusted p < {analysis.alpha:g}).", ""]
+    sig = analysis.pairwise[analysis.pairwise["significant"]].sort_values("p_holm")
+    if len(sig):
+        rows = [[f"{r.benchmark}/{r.gpu}", r.budget, f"`{r.a}` vs `{r.b}`", f"{r.cles_a_better:.2f}",
+                 f"{r.p_holm:.2g}"] for r in sig.head(MAX_PAIR_ROWS).itertuples()]
+        lines += [_table(["target", "budget", "A vs B", "CLES(A better)", "p (Holm)"], rows)]
+        if len(sig) > MAX_PAIR_ROWS:
+            lines += ["", f"({len(sig) - MAX_PAIR_ROWS} more in results.json)"]
+    lines += ["", "## Budget policy", "",
+              *(f"- `{lab}`: {how}" for lab, how in c.budget_policy().items()),
+              "", "<details><summary>Definitions</summary>", "", definitions(), "", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _gate_lines(analysis: Analysis) -> list[str]:
+    g = analysis.gate
+    assert g is not None
+    verdict = "PASSED" if g.passed else f"FAILED: {len(g.regressed)} cell(s) regressed"
+    lines = [f"## Gate against `{g.baseline}`: {verdict}", "",
+             f"A cell regresses when Holm-adjusted p < {g.alpha:g} (over {len(g.cells)} cells) and "
+             f"CLES(current better than baseline) < {g.cles_threshold:g}."]
+    if not g.passed:
+        rows = [[f"`{r.label}`", f"{r.benchmark}/{r.gpu}", r.budget, f"{r.median:.3f}",
+                 f"{r.median_baseline:.3f}", f"{r.cles_better:.2f}", f"{r.p_holm:.2g}"]
+                for r in g.regressed.itertuples()]
+        lines += ["", _table(["tuner", "target", "budget", "median", "baseline median", "CLES", "p (Holm)"],
+                             rows)]
+    if g.missing:
+        lines += ["", f"Not in the baseline (not gated): {', '.join(g.missing)}."]
+    return lines
+
+
+def _cell(cells: pd.DataFrame, label: str, budget: int) -> str:
+    row = cells[(cells["label"] == label) & (cells["budget"] == budget)]
+    if row.empty:
+        return "-"
+    r = row.iloc[0]
+    return f"{r['median']:.3f} [{r['q1']:.3f}, {r['q3']:.3f}]"
+
+
+def _table(header: list[Any], rows: list[list[Any]]) -> str:
+    out = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(map(str, r)) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _f(v: float | None) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dict(orient="records")
+
+
+def _clean(obj: Any) -> Any:
+    """NaN and infinities to None, NumPy scalars to Python, recursively."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
+def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: list[RunRecord], *,
+                  plots: bool = True) -> dict[str, Path]:
+    """``summary.md``, ``results.json`` and (unless ``plots`` is False) ``plots/*.png`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"summary": out / "summary.md", "json": out / "results.json"}
+    paths["summary"].write_text(markdown(campaign, analysis))
+    write_json(paths["json"], campaign, analysis, records)
+    if plots:
+        from bat.compare.plots import convergence_plots
+
+        for p in convergence_plots(campaign, records, out / "plots"):
+            paths[p.stem] = p
+    return paths

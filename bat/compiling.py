@@ -1,0 +1,111 @@
+"""Compiling configurations ahead of the device: compile jobs, two NVRTC compilers, the pool.
+
+A ``CompileJob`` (source, ``-D`` macros, architecture) is picklable and goes
+to a worker process; a compiler turns it into a ``bat.nvrtc.CompileResult``
+(cubin, log, seconds, ptxas resource use) and never raises for a
+configuration that does not compile: that is data. Two compilers: NVRTC
+through cuda-bindings (``nvrtc_compiler``, bat.nvrtc, needs no GPU) and NVRTC
+through CuPy's own bindings (``cupy_compiler``, what the GPU machine has);
+both use the same options (``bat.nvrtc.compile_options``). Neither needs a
+CUDA context. This module imports no pandas, so worker processes start fast.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from bat.errors import BackendError
+from bat.nvrtc import CompileResult, compile_options, compile_source
+from bat.resources import parse_ptxas_log
+
+
+@dataclass(frozen=True)
+class CompileJob:
+    """One configuration to compile; picklable, it travels to a worker process."""
+
+    key: int
+    source: str
+    macros: dict[str, Any]
+    arch: str
+    name: str = "kernel.cu"
+
+
+Compiler = Callable[[CompileJob], CompileResult]
+
+
+def nvrtc_compiler(job: CompileJob) -> CompileResult:
+    """Compile with NVRTC through cuda-bindings (bat.nvrtc): works without a GPU."""
+    return compile_source(job.source, job.macros, arch=job.arch, name=job.name)
+
+
+def cupy_compiler(job: CompileJob) -> CompileResult:
+    """Compile with NVRTC through CuPy's bindings (the GPU machine has CuPy, maybe no wheel)."""
+    from cupy.cuda import nvrtc
+
+    prog = nvrtc.createProgram(job.source, job.name, (), ())
+    try:
+        start = time.perf_counter()
+        try:
+            nvrtc.compileProgram(prog, compile_options(job.macros, job.arch))
+            ok = True
+        except nvrtc.NVRTCError:
+            ok = False
+        seconds = time.perf_counter() - start
+        log = nvrtc.getProgramLog(prog)
+        if not ok:
+            return CompileResult(False, log or "NVRTC compilation failed", seconds)
+        return CompileResult(True, log, seconds, nvrtc.getCUBIN(prog), parse_ptxas_log(log))
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+# -- the compile pool ------------------------------------------------------------------------
+def _compile_safely(compiler: Compiler, job: CompileJob) -> CompileResult:
+    try:
+        return compiler(job)
+    except Exception as exc:  # any compiler failure is a compile error of this configuration
+        return CompileResult(False, f"compiler raised {type(exc).__name__}: {exc}", 0.0)
+
+
+def compile_ahead(
+    jobs: Iterator[CompileJob], compiler: Compiler, *, workers: int, ahead: int | None = None
+) -> Iterator[tuple[CompileJob, CompileResult]]:
+    """Compile ``jobs`` in a pool of ``workers`` processes, yielding results in job order.
+
+    Up to ``ahead`` jobs (default 2 per worker + 2) are in flight, so the
+    device rarely waits for NVRTC. ``workers=0`` compiles in this process.
+    Workers are spawned, never forked: the parent may hold a CUDA context.
+    """
+    if workers <= 0:
+        for job in jobs:
+            yield job, _compile_safely(compiler, job)
+        return
+    ahead = ahead or 2 * workers + 2
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+    pending: deque[tuple[CompileJob, Future]] = deque()
+    try:
+        for job in jobs:
+            pending.append((job, pool.submit(_compile_safely, compiler, job)))
+            if len(pending) >= ahead:
+                yield _done(*pending.popleft())
+        while pending:
+            yield _done(*pending.popleft())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _done(job: CompileJob, future: Future) -> tuple[CompileJob, CompileResult]:
+    try:
+        return job, future.result()
+    except BrokenProcessPool as exc:
+        raise BackendError(f"a compiler process died while compiling configuration id {job.key}; "
+                           "finished configurations are in the journal: resume") from exc
+
+
