@@ -100,7 +100,7 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
         raise UnknownNameError("benchmark", str(name_or_path), benchmark_names())
     raw = read_space_json(path)
     space = space_from_dict(raw, str(path))
-    return Benchmark(
+    bench = Benchmark(
         name=raw["name"], directory=path.parent, path=path, space=space,
         problem_size=dict(raw["problem_size"]),
         small_problem_size=dict(raw.get("small_problem_size", {})),
@@ -109,3 +109,8 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
         published=dict(raw.get("published", {})), raw=raw,
         _launch=_parse_launch(raw, space, str(path)),
     )
+    if bench.command:
+        from bat.commandspec import command_spec  # a command section is checked when loaded
+
+        command_spec(bench)
+    return bench

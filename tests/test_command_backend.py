@@ -264,5 +264,5 @@ def test_record_writes_an_ordinary_dataset_with_provenance(tmp_path, scratch):
     assert meta.gpu == host_id() and meta.problem_size == {"N": 64}
     assert meta.extra["commands"]["compile"].startswith("cc -{OPT}")
     assert meta.toolkit and meta.date and not meta.partial
-    assert not out.with_name(out.name + ".journal").exists()
+    assert not out.with_name(out.name + ".journal.jsonl").exists()
     assert list(scratch.iterdir()) == []

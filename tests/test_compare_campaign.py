@@ -140,3 +140,14 @@ def test_dask_local_cluster_runs_the_campaign(tmp_path: Path) -> None:
     assert done.executed == len(c.runs())
     per_run = {r.run_id: r.meta["per_budget"] for r in local.records}
     assert all(r.meta["per_budget"] == per_run[r.run_id] for r in done.records)  # same seeds, same results
+
+
+def test_sample_size_study_preset_names_registered_tuners() -> None:
+    from bat.compare.presets import preset
+    from bat.registry import tuner_names
+
+    p = preset("sample-size-study")
+    assert set(p.tuners) <= set(tuner_names())
+    assert p.budgets == (25, 50, 100, 200, 400) and p.remeasure == 10
+    with pytest.raises(UnknownNameError, match="sample-size-study"):
+        preset("nope")

@@ -34,7 +34,8 @@ def test_same_seed_same_trace_and_profiled_rows(mode):
     assert a.evaluated == 40 and t["profiled"].iloc[0]
     # every later profile is of the best configuration found so far
     for _, row in t[t["profiled"]].iloc[1:].iterrows():
-        assert row["kind"] == "repeat" and row["objective_ms"] == row["best_so_far_ms"]
+        assert row["kind"] == "profile" and row["objective_ms"] == row["best_so_far_ms"]
+        assert row["cost_s"] > 0 and not row["charged"]  # costs simulated time, not budget
 
 
 def test_profile_beats_random_on_average_at_a_small_budget():

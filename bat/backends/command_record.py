@@ -131,7 +131,7 @@ def record_command_benchmark(
 ) -> tuple[Dataset, Outcome]:
     """Measure every valid configuration (or a seeded sample) into the dataset ``out``.
 
-    A journal beside ``out`` (``<out>.journal``) keeps finished
+    A journal beside ``out`` (``<out>.journal.jsonl``, as ``bat record``) keeps finished
     configurations, so an interrupted recording resumes with ``resume=True``.
     """
     out = Path(out)
@@ -142,7 +142,7 @@ def record_command_benchmark(
     plan = RecordPlan(space=space, work=work, size_name=size_name,
                       meta=command_meta(benchmark, backend, size_name=size_name),
                       device={"host": host_id(), "compiler": compiler_version(backend.spec)})
-    journal = open_journal(plan, out.with_name(out.name + ".journal"), resume=resume)
+    journal = open_journal(plan, out.with_name(out.name + ".journal.jsonl"), resume=resume)
     try:
         outcome = run_recording(plan, CommandExecutor(backend, plan, ahead=compile_workers + 1),
                                 journal, workers=0, limit=limit)

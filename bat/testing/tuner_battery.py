@@ -163,7 +163,8 @@ class Battery:
         assert list(trace.columns) == [*run.space.names, *TRACE_COLUMNS], \
             f"trace columns {list(trace.columns)} are not the common schema"
         kinds = trace["kind"].value_counts().to_dict()
-        assert set(kinds) <= {"evaluated", "rejected", "repeat"}, f"unknown kinds {kinds}"
+        assert set(kinds) <= {"evaluated", "rejected", "repeat", "profile"}, f"unknown kinds {kinds}"
+        assert kinds.get("profile", 0) == stats.profiles
         assert kinds.get("evaluated", 0) == stats.evaluated == int(trace["charged"].sum())
         assert kinds.get("rejected", 0) == stats.rejected
         assert kinds.get("repeat", 0) == stats.repeated
