@@ -101,3 +101,16 @@ def test_console_script_runs():
         pytest.skip(f"the `bat` console script is not installed next to {sys.executable}")
     proc = subprocess.run([str(exe), "run", "-t", "nope", "-b", "gemm"], capture_output=True, text=True)
     assert proc.returncode == 2 and "unknown tuner" in proc.stderr
+
+
+def test_inspect_shows_resources(capsys):
+    pytest.importorskip("cuda.bindings.nvrtc", reason="bat inspect compiles with NVRTC from cuda-bindings")
+    config = "block_size_x=128,tile_size=4,between_method=1,use_method=2"
+    code, out, err = run(["inspect", "-b", "pnpoly", "--config", config], capsys)
+    assert code == 0, err
+    assert "registers" in out and "spill_stores_bytes" in out and "sm_90" in out
+
+
+def test_inspect_rejects_incomplete_config(capsys):
+    code, _, err = run(["inspect", "-b", "pnpoly", "--config", "block_size_x=128"], capsys)
+    assert code == 2 and "missing" in err and "tile_size" in err

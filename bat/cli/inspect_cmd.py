@@ -1,0 +1,73 @@
+"""``bat inspect``: static resource use (registers, shared memory, spills) of one configuration."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+
+def parse_config(text: str) -> dict[str, object]:
+    """A configuration from JSON (``{"MWG": 64, ...}``) or ``NAME=VALUE,NAME=VALUE``."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            return dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"--config is not valid JSON: {exc}") from None
+    config: dict[str, object] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--config: {part!r} is not NAME=VALUE")
+        try:
+            config[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            config[name.strip()] = value.strip()
+    return config
+
+
+def inspect(
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark with a CUDA kernel."),
+    config: str = typer.Option(None, "--config", "-c", help='JSON object or NAME=VALUE,... (every parameter).'),
+    random: bool = typer.Option(False, "--random", help="Inspect a random valid configuration instead."),
+    seed: int = typer.Option(0, "--seed", help="Seed for --random."),
+    arch: str = typer.Option("sm_90", "--arch", help="GPU architecture to compile for."),
+    small: bool = typer.Option(False, "--small", help="Use the small problem size."),
+) -> None:
+    """Compile one configuration with NVRTC (no GPU needed) and show its resource use."""
+    import numpy as np
+    from rich.table import Table
+
+    from bat.benchmark import load_benchmark
+    from bat.cli import console
+    from bat.errors import TunerError
+    from bat.nvrtc import inspect_config
+
+    bench = load_benchmark(benchmark)
+    space = bench.space
+    if random:
+        cfg = space.config(space.sample_valid(1, np.random.default_rng(seed))[0])
+    elif config:
+        cfg = parse_config(config)
+        missing = [n for n in space.names if n not in cfg]
+        unknown = [n for n in cfg if n not in space.names]
+        if missing or unknown:
+            raise TunerError(f"--config for {bench.name}: missing {missing}, unknown {unknown}")
+        idx = space.index(cfg)
+        if not space.is_valid(idx[None, :])[0]:
+            raise TunerError(f"--config violates a constraint of {bench.name}")
+    else:
+        raise typer.BadParameter("give --config or --random")
+    usage = inspect_config(bench.name, cfg, arch=arch, size=bench.small_problem_size if small else None)
+    console.print(f"{bench.name} {cfg}", highlight=False)
+    t = Table(title=f"{usage.kernel} on {usage.arch}")
+    t.add_column("resource")
+    t.add_column("value", justify="right")
+    for name, value in usage.as_columns().items():
+        t.add_row(name, str(value))
+    console.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("inspect")(inspect)
