@@ -15,6 +15,13 @@ launch failures, wrong outputs and timeouts as statuses. A run stops early,
 cleanly and resumably, after ``limit`` configurations, after ``max_seconds``,
 or when the executor says its device can no longer be trusted (``broken``,
 after a timeout or a sticky CUDA error: only a fresh process resets it).
+
+With a ``profiler`` (bat.counters.profiler.CounterProfiler, ``--counters``)
+each configuration measured ok is run once more, in a separate process under
+ncu: its counters (columns named by metric), the metrics without a value
+(named in the journal and the dataset metadata, NaN in the dataset) and the
+profiled run's wall time ``profile_ms`` join the record. A profile that
+fails stops the recording (resumable; that configuration is measured again).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +40,7 @@ import pandas as pd
 
 from bat.checkpoint import Journal
 from bat.compiling import CompileJob, Compiler, CompileResult, compile_ahead
+from bat.counters.profiler import Profile, counter_provenance
 from bat.dataset import CORE_COLUMNS, RESOURCE_COLUMNS, Dataset, DatasetMeta, Status, make_frame
 from bat.errors import DatasetError
 from bat.problem import EvalResult
@@ -84,6 +92,14 @@ class Executor(Protocol):
         ...
 
 
+class Profiler(Protocol):
+    """Counters of one configuration from a separate profiled run (bat.counters.profiler)."""
+
+    metrics: tuple[str, ...]
+
+    def profile(self, config: Mapping[str, Any]) -> Profile: ...
+
+
 # -- the plan and its journal ----------------------------------------------------------------
 @dataclass
 class RecordPlan:
@@ -94,9 +110,11 @@ class RecordPlan:
     size_name: str  # "published" or "small"
     meta: DatasetMeta  # partial and n_expected are filled in when merging
     device: dict[str, Any] = field(default_factory=dict)  # identity checked on resume
+    counters: tuple[str, ...] = ()  # the metrics profiled after each ok configuration (--counters)
 
     def header(self) -> dict[str, Any]:
         return {
+            **({"counters": list(self.counters)} if self.counters else {}),
             "benchmark": self.meta.benchmark,
             "space_hash": self.space.space_hash,
             "selection": self.work.spec(),
@@ -114,10 +132,10 @@ def open_journal(plan: RecordPlan, path: str | Path, *, resume: bool) -> Journal
         return Journal.create(path, plan.header())
     journal = Journal.open(path)
     want, have = plan.header(), journal.header
-    wrong = [key for key in ("benchmark", "space_hash", "selection", "n_expected", "size", "device")
-             if _canonical(want[key]) != _canonical(have.get(key))]
+    wrong = [key for key in ("benchmark", "space_hash", "selection", "n_expected", "size", "device", "counters")
+             if _canonical(want.get(key)) != _canonical(have.get(key))]
     if wrong:
-        details = "; ".join(f"{k}: journal has {_short(have.get(k))}, this run {_short(want[k])}"
+        details = "; ".join(f"{k}: journal has {_short(have.get(k))}, this run {_short(want.get(k))}"
                             for k in wrong)
         raise DatasetError(f"{path}: cannot resume a different recording ({details})")
     return journal
@@ -157,8 +175,15 @@ def run_recording(
     limit: int | None = None,
     max_seconds: float | None = None,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    profiler: Profiler | None = None,
 ) -> Outcome:
-    """Measure what the journal lacks of ``plan.work``; stop early on limit, time or a broken device."""
+    """Measure what the journal lacks of ``plan.work``; stop early on limit, time or a broken device.
+
+    With ``profiler``, each configuration measured ok is profiled after its timed run.
+    """
+    if profiler is not None and tuple(profiler.metrics) != tuple(plan.counters):
+        raise DatasetError(f"the profiler collects {len(profiler.metrics)} metrics, the plan names "
+                           f"{len(plan.counters)}: build the plan with counters=profiler.metrics")
     done_ids = {int(r["id"]) for r in journal.records}
     todo = plan.work.ids[~np.isin(plan.work.ids, np.fromiter(done_ids, np.int64, len(done_ids)))]
     statuses: dict[str, int] = {}
@@ -181,7 +206,12 @@ def run_recording(
             config = _config(plan.space, job.key)
             result = (executor.measure(config, compiled) if compiled.ok
                       else compile_failure(config, compiled))
+            profile = profiler.profile(config) if profiler is not None and result.ok else None
+            if profile is not None:  # the timed run above stayed unprofiled
+                result = replace(result, extra={**result.extra, **profile.extra()})
             record = to_record(job.key, result)
+            if profile is not None:
+                record["missing_counters"] = list(profile.missing)
             journal.append(record)
             outcome.measured_now += 1
             outcome.done += 1
@@ -245,14 +275,23 @@ def to_dataset(plan: RecordPlan, journal: Journal) -> Dataset:
         row.update({k: _nan(rec[k]) for k in ("objective_ms", "compile_ms", "benchmark_ms")})
         row.update(status=rec["status"], times_ms=rec["times_ms"], message=rec["message"])
         row.update({k: rec["extra"].get(k, math.nan) for k in RESOURCE_COLUMNS})
+        row.update({k: v for k, v in rec["extra"].items() if "__" in k or k == "profile_ms"})  # counters
         rows.append(row)
+    counters = [*plan.counters, "profile_ms"] if plan.counters else []
     if rows:
         frame = make_frame(plan.space.names, rows)
+        for column in counters:  # a metric no configuration had is still a named (NaN) column
+            if column not in frame.columns:
+                frame[column] = math.nan
     else:
-        frame = pd.DataFrame(columns=[*plan.space.names, *CORE_COLUMNS, *RESOURCE_COLUMNS])
+        frame = pd.DataFrame(columns=[*plan.space.names, *CORE_COLUMNS, *RESOURCE_COLUMNS, *counters])
     meta = DatasetMeta(**{**asdict(plan.meta), "partial": len(ids) < len(plan.work.ids),
                           "n_expected": len(plan.work.ids)})
     meta.extra = {**meta.extra, "merged": datetime.now(UTC).isoformat(timespec="seconds")}
+    if plan.counters:
+        profiled = [by_id[k]["missing_counters"] for k in ids.tolist() if "missing_counters" in by_id[k]]
+        meta.extra["counters"], note = counter_provenance(plan.counters, profiled, len(profiled))
+        meta.notes = f"{meta.notes}; {note}" if meta.notes else note
     return Dataset(frame=frame, meta=meta, parameters=tuple(plan.space.names))
 
 

@@ -21,6 +21,10 @@ The same session is the executor of ``bat record`` (bat.record): there the
 NVRTC compilation runs ahead in worker processes (``cupy_compiler``, NVRTC
 through CuPy's bindings, no CUDA context needed) and only the cubin reaches
 this process. CuPy is imported only when a session starts.
+
+``launch_once`` runs a configuration once, untimed and unverified: what
+``python -m bat.profile_one`` does under ncu to collect counters
+(``LiveBackend(counters=True)``, ``bat record --counters``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import re
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -211,6 +216,18 @@ class LiveSession:
             return result(Status.INCORRECT, check.message, times)
         return result(Status.OK, "", times)
 
+    def launch_once(self, config: Mapping[str, Any], compiled: CompileResult) -> None:
+        """Load and run one compiled configuration once, untimed and unverified (for a profiler)."""
+        launches = self.runner.launches(dict(config), self.size)
+        kernels = self._load(compiled.cubin, {launch.kernel for launch in launches})
+        if refused := _over_limits(kernels, launches):
+            raise BackendError(refused)
+        try:
+            self._run(kernels, launches)
+        except _Timeout:
+            raise BackendError(self._after_timeout()) from None
+        self.cp.cuda.runtime.deviceSynchronize()
+
     def _load(self, cubin: bytes, names: set[str]) -> dict[str, Any]:
         path = Path(self._tmp.name) / "module.cubin"
         path.write_bytes(cubin)
@@ -321,23 +338,42 @@ def _over_limits(kernels: Mapping[str, Any], launches: list) -> str:
 
 
 class LiveBackend:
-    """The Backend of ``bat run`` on a GPU: compiles in this process, then measures."""
+    """The Backend of ``bat run`` on a GPU: compiles in this process, then measures.
+
+    With ``counters=True`` every configuration measured ok is also profiled
+    under ncu in a separate process (bat.counters.profiler): the Problem does
+    not tell the backend which evaluations a tuner wants profiled, so all are.
+    That costs seconds of wall time per configuration; it lands in
+    ``extra["profile_ms"]``, not in ``cost_s``, and the Problem charges it for
+    a profiled re-run of an evaluated configuration.
+    """
 
     name = "live"
 
-    def __init__(self, session: LiveSession) -> None:
+    def __init__(self, session: LiveSession, *, counters: bool = False, ncu: str = "ncu") -> None:
+        from bat.counters.profiler import CounterProfiler
+
         self.session = session
         self._key = 0
+        self.profiler = (CounterProfiler(session.bench.name, size=session.size_name, seed=session.seed,
+                                         ncu=ncu) if counters else None)
 
     def describe(self) -> str:
-        return self.session.describe()
+        if self.profiler is None:
+            return self.session.describe()
+        return (f"{self.session.describe()}; every ok evaluation profiled: {self.profiler.describe()}, "
+                "seconds each")
 
     def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
         self._key += 1
         compiled = cupy_compiler(self.session.job(self._key, config))
         if not compiled.ok:
             return compile_failure(config, compiled)
-        return self.session.measure(config, compiled)
+        result = self.session.measure(config, compiled)
+        if self.profiler is None or not result.ok:
+            return result
+        profile = self.profiler.profile(config)  # after the timed runs, in another process
+        return replace(result, extra={**result.extra, **profile.extra()})
 
     def close(self) -> None:
         self.session.close()
@@ -345,13 +381,14 @@ class LiveBackend:
 
 def live_target(benchmark: str, size: str | Mapping[str, int] | None = None, *,
                 gpu: str | None = None, repeats: int = DEFAULT_REPEATS,
-                timeout_s: float = DEFAULT_TIMEOUT_S):
+                timeout_s: float = DEFAULT_TIMEOUT_S, counters: bool = False):
     """The target of ``bat run`` on the GPU (no best known time: nothing is replayed)."""
     from bat.runner import Target
 
     session = LiveSession(benchmark, size, repeats=repeats, timeout_s=timeout_s)
     name = gpu or short_gpu_name(session.info["gpu_name"])
-    return Target(session.bench.name, name, session.bench.space, LiveBackend(session), None)
+    backend = LiveBackend(session, counters=counters)
+    return Target(session.bench.name, name, session.bench.space, backend, None)
 
 
 def provenance_meta(session: LiveSession, gpu: str | None = None) -> dict[str, Any]:

@@ -47,7 +47,7 @@ _register()
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning BatError into one line and exit status 2."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
     except BatError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return 2
@@ -63,4 +63,4 @@ def main(argv: list[str] | None = None) -> int:
             exc.show(file=sys.stderr)
             return 2
         raise
-    return 0
+    return code if isinstance(code, int) else 0

@@ -98,8 +98,7 @@ def compare(
                 console.print(f"[red]regressed[/]: {r.label} on {r.benchmark}/{r.gpu} at {r.budget} "
                               f"(median {r.median:.3f} vs {r.median_baseline:.3f}, CLES {r.cles_better:.2f}, "
                               f"p {r.p_holm:.2g})", highlight=False)
-            # SystemExit, not typer.Exit: bat.cli.main drops the code click returns for Exit
-            raise SystemExit(1)
+            raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
