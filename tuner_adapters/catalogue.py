@@ -28,7 +28,7 @@ _REFERENCE = (
                "genetic algorithm: tournament selection, uniform crossover, rare mutation, valid offspring"),
     TunerEntry("profile", "tuner_adapters.profile.search:ProfileSearch",
                "profile-guided search (KTT): the counters' bottleneck steers a weighted random step",
-               {"mode": "auto"}, "scikit-learn (predicted mode)"),
+               {"mode": "auto"}, "scikit-learn"),
     TunerEntry("profile:exact", "tuner_adapters.profile.search:ProfileSearch",
                "profile-guided search, every candidate's counters read from the dataset", {"mode": "exact"}),
     TunerEntry("profile:predicted", "tuner_adapters.profile.search:ProfileSearch",

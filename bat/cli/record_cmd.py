@@ -35,18 +35,22 @@ def record(
                                 min=0, help="NVRTC compile processes (0: compile inline)."),
     repeats: int = typer.Option(7, "--repeats", min=1, help="Timed runs after the warm-up."),
     timeout: float = typer.Option(10.0, "--timeout", min=0.01, help="Seconds one run may take."),
+    counters: bool = typer.Option(False, "--counters", help="Also collect the profile-guided search's "
+                                  "Nsight Compute counters: ncu profiles each ok configuration once more "
+                                  "in a separate process (seconds each; recorded as profile_ms)."),
 ) -> None:
     """Measure a space on the GPU and write a dataset with full provenance.
 
     Progress is journalled per configuration beside the dataset
     (<out>.journal.jsonl); after an interruption (kill -9 included), --limit
-    or --max-minutes, run the same command with --resume. Exit status 0: done
+    or --max-minutes, run the same command with --resume. With --counters, ncu
+    must be on PATH (checked before anything is measured). Exit status 0: done
     or stopped as asked; 3: the device needs a fresh process (a hung kernel
     or a sticky CUDA error): run again with --resume.
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from bat.backends.live import LiveSession, provenance_meta
+    from bat.backends.live import INPUT_SEED, LiveSession, provenance_meta
     from bat.benchmark import load_benchmark
     from bat.cli import console
     from bat.dataset import Dataset, DatasetMeta
@@ -57,16 +61,25 @@ def record(
         raise BatError("bat record: give exactly one of --all and --sample N")
     bench = load_benchmark(benchmark)
     if bench.command and not bench.kernel.get("runner"):
+        if counters:
+            raise BatError(f"bat record --counters: {bench.name} runs a command, not a CUDA kernel ncu "
+                           "can profile through bat.profile_one")
         _record_command(bench, out=out, size=size, sample=sample, seed=seed, workers=workers,
                         limit=limit, resume=resume)
         return
+    profiler = None
+    if counters:  # before the GPU is touched: a missing ncu fails here
+        from bat.counters.profiler import CounterProfiler
+
+        profiler = CounterProfiler(bench.name, size=size.value, seed=INPUT_SEED)
     session = LiveSession(benchmark, size.value, repeats=repeats, timeout_s=timeout)
     space = session.bench.space
     work = all_valid(space) if all_ else sample_valid(space, sample, seed)
     meta = DatasetMeta(**provenance_meta(session, gpu_name))
     out = out or _default_out(bench.name, meta.gpu, size)
     device = {"gpu": meta.gpu, "gpu_name": meta.gpu_name, "arch": session.arch}
-    plan = RecordPlan(space=space, work=work, size_name=session.size_name, meta=meta, device=device)
+    plan = RecordPlan(space=space, work=work, size_name=session.size_name, meta=meta, device=device,
+                      counters=profiler.metrics if profiler else ())
     journal_path = out.with_name(out.name + ".journal.jsonl")
     if resume and not journal_path.exists() and out.exists():
         if Dataset.read_meta(out).partial:
@@ -78,6 +91,8 @@ def record(
     if journal.records:
         plan.meta.date = journal.header["meta"]["date"]  # the recording started then
     console.print(f"[bold]recording[/] {session.describe()}", highlight=False)
+    if profiler is not None:
+        console.print(f"counters: {profiler.describe()}", highlight=False)
     console.print(f"{len(work.ids)} configurations ({work.mode}"
                   f"{f', seed {seed}' if work.mode == 'sample' else ''}); "
                   f"{len(journal.records)} already in {journal_path}", highlight=False)
@@ -96,7 +111,7 @@ def record(
 
             outcome = run_recording(plan, session, journal, workers=workers, limit=limit,
                                     max_seconds=max_minutes * 60 if max_minutes else None,
-                                    on_record=advance)
+                                    on_record=advance, profiler=profiler)
     finally:
         session.close()
     dataset = to_dataset(plan, journal)

@@ -1,0 +1,65 @@
+"""Run one configuration of a benchmark once on the GPU, for a profiler (ncu) watching this process.
+
+``python -m bat.profile_one --benchmark B --config JSON [--size published|small] [--seed S]``
+compiles the configuration with NVRTC (through CuPy), loads it and makes its
+launches once through ``LiveSession.launch_once``: no warm-up and no timing
+loop (ncu replays the kernel it profiles itself), no verification. The
+command line is built by bat.counters.profiler. Exit status 0 when the
+launches ran; 1 with the reason on stderr when the configuration did not
+compile or launch, or BAT refused (no CuPy, unknown benchmark, bad JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+
+import typer
+
+from bat.errors import BackendError, BatError
+
+
+class Size(StrEnum):
+    published = "published"
+    small = "small"
+
+
+def parse_config(text: str) -> dict:
+    """The configuration from ``--config``: a JSON object of parameter values."""
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BackendError(f"--config is not JSON: {exc}") from exc
+    if not isinstance(config, dict):
+        raise BackendError(f"--config must be a JSON object of parameter values, got {text!r}")
+    return config
+
+
+def profile_one(
+    benchmark: str = typer.Option(..., "--benchmark", help="Benchmark name."),
+    config: str = typer.Option(..., "--config", help="The configuration as a JSON object."),
+    size: Size = typer.Option(Size.published, "--size", help="Problem size."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the inputs (bat.backends.live.INPUT_SEED)."),
+) -> None:
+    """Compile one configuration and launch it once, for ncu."""
+    from bat.backends.live import LiveSession
+    from bat.compiling import cupy_compiler
+
+    try:
+        values = parse_config(config)
+        session = LiveSession(benchmark, size.value, repeats=1, seed=seed)
+        try:
+            compiled = cupy_compiler(session.job(0, values))
+            if not compiled.ok:
+                raise BackendError(f"{benchmark} {values} does not compile: {compiled.first_error()}")
+            session.launch_once(values, compiled)
+        finally:
+            session.close()
+    except BatError as exc:
+        print(f"bat.profile_one: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from None
+
+
+if __name__ == "__main__":
+    typer.run(profile_one)
