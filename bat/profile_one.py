@@ -43,11 +43,11 @@ def profile_one(
     seed: int = typer.Option(0, "--seed", help="Seed of the inputs (bat.backends.live.INPUT_SEED)."),
 ) -> None:
     """Compile one configuration and launch it once, for ncu."""
-    from bat.backends.live import LiveSession
-    from bat.compiling import cupy_compiler
-
     try:
         values = parse_config(config)
+        from bat.backends.live import LiveSession
+        from bat.compiling import cupy_compiler
+
         session = LiveSession(benchmark, size.value, repeats=1, seed=seed)
         try:
             compiled = cupy_compiler(session.job(0, values))

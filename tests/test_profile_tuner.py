@@ -103,8 +103,12 @@ def test_counter_model_is_deterministic_and_reports_test_errors():
 def test_shared_tuner_battery():
     # the battery's synthetic backend has no counters: the contract checks run the search loop with
     # uniform steps (without_counters="uniform"); the default refuses, as the next assertion shows
-    from bat.testing.tuner_battery import check_tuner
+    from bat.testing.tuner_battery import CHECKS, Battery, check_tuner
 
     check_tuner(lambda: ProfileSearch(announce=False, without_counters="uniform"))
+    # the default declares every check an expected failure, and each one does fail
+    default = ProfileSearch(announce=False)
+    assert set(default.battery_expected_failures) == set(CHECKS)
+    check_tuner(lambda: ProfileSearch(announce=False))
     with pytest.raises(TunerError, match="model_dataset"):
-        check_tuner(lambda: ProfileSearch(announce=False))
+        Battery(lambda: ProfileSearch(announce=False)).check_exact_budget()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -27,12 +28,13 @@ from bat.counters.metrics import METRICS, SPEC_METRICS
 from bat.counters.profiler import CounterProfiler, profile_one_command
 from bat.dataset import Dataset, counter_columns
 from bat.errors import BackendError, DatasetError, MissingDependencyError
+from bat.profile_one import parse_config
 from bat.record import open_journal, run_recording, sample_valid, to_dataset
+from bat.runner import gpu_available
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the stand-in ncu is a POSIX shell script")
 
-CONFIG = {"block_size_x": 256, "tile_size": 4, "between_method": 1, "use_precomputed_slopes": 0,
-          "use_method": 2}
+CONFIG = {"block_size_x": 256, "tile_size": 4, "between_method": 1, "use_method": 2}  # a valid pnpoly one
 
 
 @pytest.fixture(scope="module")
@@ -78,17 +80,40 @@ def test_profile_one_command_line():
         profile_one_command("pnpoly", CONFIG, size="custom", seed=0)
 
 
-def test_profile_one_module_parses_its_arguments_and_names_what_is_missing():
-    """The module runs as a separate process; here it stops where the GPU would be needed (or runs)."""
-    args = [sys.executable, "-m", "bat.profile_one", "--benchmark", "pnpoly", "--size", "small"]
-    bad = subprocess.run([*args, "--config", "[1, 2]"], capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 1 and "JSON object" in bad.stderr
+def test_profile_one_parses_its_configuration_and_runs_as_a_module():
+    assert parse_config(json.dumps(CONFIG)) == CONFIG
+    with pytest.raises(BackendError, match="not JSON"):
+        parse_config("{block_size_x: 32}")
+    args = [sys.executable, "-m", "bat.profile_one", "--benchmark", "pnpoly", "--config", "[1]"]
+    run = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and "must be a JSON object" in run.stderr
+
+
+@pytest.mark.gpu
+def test_profile_one_launches_a_configuration_on_the_gpu():
+    if not gpu_available():
+        pytest.skip("needs CuPy and a CUDA device (none found)")
+    run = subprocess.run(profile_one_command("pnpoly", CONFIG, size="small", seed=0),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.gpu
+def test_real_ncu_counters_of_one_configuration():
+    if not gpu_available() or shutil.which("ncu") is None:
+        pytest.skip("needs CuPy, a CUDA device and Nsight Compute's ncu on PATH")
+    got = CounterProfiler("pnpoly", size="small", seed=0).profile(CONFIG)
+    assert got.counters[METRICS["INST_EXE"]] > 0 and got.profile_ms > 0
+    assert set(got.counters) | set(got.missing) == set(SPEC_METRICS)
+    from bat.backends.live import LiveBackend, LiveSession
+
+    backend = LiveBackend(LiveSession("pnpoly", "small", repeats=2), counters=True)
     try:
-        import cupy  # noqa: F401
-    except ImportError:
-        run = subprocess.run([*args, "--config", json.dumps(CONFIG)], capture_output=True, text=True,
-                             timeout=60)
-        assert run.returncode == 1 and "CuPy" in run.stderr
+        result = backend.evaluate(CONFIG)
+    finally:
+        backend.close()
+    assert result.ok and result.extra["profile_ms"] > 0 and "profiled" in backend.describe()
+    assert result.extra[METRICS["INST_EXE"]] == got.counters[METRICS["INST_EXE"]]  # same work, same count
 
 
 def test_ncu_gets_the_metrics_the_kernel_filter_and_the_profiled_command(tmp_path):
