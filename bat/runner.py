@@ -105,7 +105,8 @@ def command_target(bench: Benchmark, *, small: bool = False) -> Target:
     return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None)
 
 
-def make_target(benchmark: str, *, gpu: str | None = None, backend: str = "auto") -> tuple[Target, str]:
+def make_target(benchmark: str, *, gpu: str | None = None, backend: str = "auto",
+                counters: bool = False) -> tuple[Target, str]:
     """The target of ``bat run``: live on a GPU or replay; the second value says which and why."""
     if backend not in ("auto", "replay", "live", "command"):
         raise BackendError(f"unknown backend {backend!r}; valid: auto, replay, live, command")
@@ -115,10 +116,12 @@ def make_target(benchmark: str, *, gpu: str | None = None, backend: str = "auto"
     if backend == "command":
         raise BackendError(f"{bench.path}: benchmark {bench.name} has no command section")
     benchmark = bench.name
-    if backend == "live" or (backend == "auto" and gpu_available()):
+    # a benchmark without a CUDA kernel (recorded data only, e.g. coulomb) always replays under auto
+    if backend == "live" or (backend == "auto" and bench.kernel and gpu_available()):
         from bat.backends.live import live_target  # needs CuPy
 
-        return live_target(benchmark), "live on the GPU"
+        how = "live on the GPU" + (", with Nsight Compute counters" if counters else "")
+        return live_target(benchmark, counters=counters), how
     target = replay_target(benchmark, gpu)
     why = "no GPU found, replaying" if backend == "auto" else "replaying"
     return target, why

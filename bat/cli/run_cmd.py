@@ -35,7 +35,8 @@ def run(
     from bat.runner import make_target, run_tuner
 
     tuner_obj = make_tuner(tuner)  # unknown tuner fails before any work
-    target, how = make_target(benchmark, gpu=gpu, backend=backend.value)
+    # the profile-guided tuner needs counters: live, every evaluation is also profiled with ncu
+    target, how = make_target(benchmark, gpu=gpu, backend=backend.value, counters=tuner.startswith("profile"))
     console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     if out is None:

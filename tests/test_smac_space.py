@@ -1,0 +1,58 @@
+"""The SearchSpace -> ConfigSpace translation for SMAC: forbidden clauses are exactly the constraints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bat.space import Constraint, Parameter, SearchSpace
+from bat.testing.synthetic import constrained_space, tiny_space
+
+pytest.importorskip("ConfigSpace", reason="the smac tuners need ConfigSpace (installed with smac)")
+
+from tuner_adapters.smac_space import configuration_space  # noqa: E402
+
+
+def _forbidden(cs, space: SearchSpace, rows: np.ndarray) -> np.ndarray:
+    """Is each value-index row forbidden by some clause of ``cs``?"""
+    vectors = np.array([[cs[n].to_vector(int(v)) for n, v in zip(space.names, row, strict=True)]
+                        for row in rows], dtype=float)
+    out = np.zeros(len(rows), dtype=bool)
+    for clause in cs.forbidden_clauses:
+        out |= clause.is_forbidden_vector_array(vectors.T)
+    return out
+
+
+@pytest.mark.parametrize("make", [constrained_space, tiny_space])
+def test_clauses_forbid_exactly_the_invalid_configurations(make) -> None:
+    space = make()
+    cs, unexpressed = configuration_space(space, seed=0)
+    rows = space.from_ids(np.arange(space.cardinality))
+    assert unexpressed == []
+    np.testing.assert_array_equal(_forbidden(cs, space, rows), ~space.is_valid(rows))
+
+
+def test_sampling_proposes_only_valid_configurations() -> None:
+    space = constrained_space()
+    cs, _ = configuration_space(space, seed=3)
+    rows = np.array([[c[n] for n in space.names] for c in cs.sample_configuration(500)])
+    assert space.is_valid(rows).all()
+    assert len({tuple(r) for r in rows}) > 200  # spread over the 456 valid ones, not stuck
+
+
+def test_a_large_constraint_is_left_to_rejection() -> None:
+    space = SearchSpace("wide", [Parameter(n, tuple(range(8))) for n in "abcd"],
+                        [Constraint("a + b + c + d < 20"), Constraint("a != b")])
+    cs, unexpressed = configuration_space(space, seed=0, max_product=100)
+    assert unexpressed == ["a + b + c + d < 20"]
+    rows = space.from_ids(np.arange(space.cardinality))
+    np.testing.assert_array_equal(_forbidden(cs, space, rows), rows[:, 0] == rows[:, 1])
+
+
+def test_constants_and_problem_size_enter_the_clauses() -> None:
+    space = SearchSpace("sized", [Parameter("x", (1, 2, 4, 8)), Parameter("one", (3,))],
+                        [Constraint("x * one <= n")], problem_size={"n": 12})
+    cs, _ = configuration_space(space, seed=0)
+    rows = space.from_ids(np.arange(space.cardinality))
+    np.testing.assert_array_equal(_forbidden(cs, space, rows), ~space.is_valid(rows))
+    assert (~space.is_valid(rows)).sum() == 1
