@@ -20,13 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.errors import BatError, UnknownNameError
+from bat.errors import ConvergenceError, UnknownNameError
 
 NEIGHBOURHOODS = ("adjacent", "hamming")
-
-
-class ConvergenceError(BatError, RuntimeError):
-    """PageRank did not converge within its iteration limit."""
 
 
 @dataclass(frozen=True)

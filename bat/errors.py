@@ -43,3 +43,7 @@ class TunerError(BatError, RuntimeError):
 
 class MissingDependencyError(BatError, ImportError):
     """An optional library (a tuner, CatBoost, Dask) that is not installed."""
+
+
+class ConvergenceError(BatError, RuntimeError):
+    """An iterative analysis (PageRank) that did not converge within its iteration limit."""

@@ -16,8 +16,9 @@ from analysis.centrality import (
     local_minima,
     proportion_of_centrality,
 )
-from analysis.ffg import ConvergenceError, FitnessFlowGraph
+from analysis.ffg import FitnessFlowGraph
 from analysis.ffg_reference import reference_pagerank
+from bat.errors import ConvergenceError
 
 
 def _landscape(shape, seed):
