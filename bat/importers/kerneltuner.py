@@ -141,15 +141,20 @@ def to_cache(dataset: Dataset) -> dict[str, Any]:
     return header
 
 
-def write_cache(dataset: Dataset, path: str | Path) -> Path:
+def write_json(obj: Any, path: str | Path) -> Path:
+    """Write JSON, gzip-compressed when the name ends in .gz."""
     path = Path(path)
-    text = json.dumps(to_cache(dataset))
+    text = json.dumps(obj)
     if path.name.endswith(".gz"):
         with gzip.open(path, "wt", encoding="utf-8") as fh:
             fh.write(text)
     else:
         path.write_text(text)
     return path
+
+
+def write_cache(dataset: Dataset, path: str | Path) -> Path:
+    return write_json(to_cache(dataset), path)
 
 
 def cache_meta(header: dict[str, Any], benchmark: str, space_hash: str, gpu: str | None) -> DatasetMeta:

@@ -24,8 +24,6 @@ first computation go to ``threads``, ``blocks``, ``grid_x..z``, ``block_x..z``, 
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ import pandas as pd
 
 from bat.dataset import Dataset, Status, counter_columns, make_frame
 from bat.errors import DatasetError
+from bat.importers.kerneltuner import write_json
 
 #: KTT time units -> milliseconds
 UNIT_TO_MS = {"nanoseconds": 1e-6, "microseconds": 1e-3, "milliseconds": 1.0, "seconds": 1e3}
@@ -190,14 +189,7 @@ def to_ktt(dataset: Dataset, *, time_unit: str = "Microseconds") -> dict[str, An
 
 def write_ktt(dataset: Dataset, path: str | Path) -> Path:
     """Write ``dataset`` as KTT JSON (gzip-compressed when the name ends in .gz)."""
-    path = Path(path)
-    text = json.dumps(to_ktt(dataset))
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "wt", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        path.write_text(text)
-    return path
+    return write_json(to_ktt(dataset), path)
 
 
 def _has(rec: dict[str, Any], col: str) -> bool:

@@ -10,7 +10,6 @@ the unit of the objective measurement decides the scale.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from pathlib import Path
@@ -21,6 +20,7 @@ import pandas as pd
 
 from bat.dataset import Dataset, DatasetMeta, Status, counter_columns, make_frame
 from bat.errors import DatasetError
+from bat.importers.kerneltuner import write_json
 
 SCHEMA_VERSION = "1.0.0"
 INVALIDITY_STATUS = {
@@ -119,14 +119,7 @@ def to_t4(dataset: Dataset) -> dict[str, Any]:
 
 
 def write_t4(dataset: Dataset, path: str | Path) -> Path:
-    path = Path(path)
-    text = json.dumps(to_t4(dataset))
-    if path.name.endswith(".gz"):
-        with gzip.open(path, "wt", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        path.write_text(text)
-    return path
+    return write_json(to_t4(dataset), path)
 
 
 def t4_meta(raw: dict[str, Any], benchmark: str, space_hash: str, gpu: str) -> DatasetMeta:
