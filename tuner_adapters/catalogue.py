@@ -47,9 +47,10 @@ _LIBRARIES = (
                {"sampler": "gp"}, "optuna"),
     TunerEntry("optuna:cmaes", _OPTUNA, "Optuna CMA-ES on the value indices, ask/tell (needs cmaes)",
                {"sampler": "cmaes"}, "optuna"),
-    TunerEntry("smac", _SMAC, "SMAC3 HPO facade (random forest, one job), ask/tell", {"facade": "hpo"}, "smac"),
-    TunerEntry("smac:bo", _SMAC, "SMAC3 black-box facade (Gaussian process), ask/tell",
-               {"facade": "blackbox"}, "smac"),
+    TunerEntry("smac", _SMAC, "SMAC3 HPO facade (random forest, one thread), ask/tell; constraints as "
+               "ConfigSpace forbidden clauses", {"facade": "hpo"}, "smac"),
+    TunerEntry("smac:bo", _SMAC, "SMAC3 black-box facade (Gaussian process, one thread), ask/tell; "
+               "constraints as ConfigSpace forbidden clauses", {"facade": "blackbox"}, "smac"),
 )
 
 _KT_STRATEGIES = {

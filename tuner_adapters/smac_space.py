@@ -37,13 +37,14 @@ def configuration_space(space: SearchSpace, seed: int, *,
     """
     from ConfigSpace import Constant, Integer
 
+    valid = space.count_valid() > 0
     # ConfigSpace wants a default that no clause forbids: the first valid configuration
-    default = space.unrank_valid([0])[0] if space.count_valid() else np.zeros(len(space.names), np.int64)
+    default = space.unrank_valid([0])[0] if valid else np.zeros(len(space.names), np.int64)
     hps = {p.name: Integer(p.name, (0, len(p.values) - 1), default=int(d)) if len(p.values) > 1
            else Constant(p.name, 0) for p, d in zip(space.parameters, default, strict=True)}
-    forbidden, unexpressed, seen = [], [], set()
-    if not space.count_valid():  # nothing to propose: leave every constraint to the adapter
+    if not valid:  # nothing to propose: leave every constraint to the adapter
         return _space(hps.values(), [], seed), [c.expr for c in space.constraints]
+    forbidden, unexpressed, seen = [], [], set()
     for constraint, expr in zip(space.constraints, space.expressions, strict=True):
         clauses = _violations(space, constraint, sorted(expr.names & set(space.names),
                                                         key=space.names.index), hps, max_product)
@@ -70,11 +71,13 @@ def _violations(space: SearchSpace, constraint: Any, names: list[str], hps: dict
                 max_product: int) -> list[tuple[tuple, Any]] | None:
     """(key, forbidden clause) pairs covering the value combinations that violate ``constraint``.
 
-    None when the constraint cannot be expressed: its sub-product exceeds
-    ``max_product``, or it fails whatever the multi-valued parameters are.
+    None when its sub-product exceeds ``max_product``. The space has a valid
+    configuration, so a violation involves a multi-valued parameter.
     """
     from ConfigSpace import ForbiddenAndConjunction, ForbiddenEqualsClause, ForbiddenInClause
 
+    if not names:  # a constraint on constants alone holds (the space has a valid configuration)
+        return []
     params = [space.parameters[space.names.index(n)] for n in names]
     varying = [j for j, p in enumerate(params) if len(p.values) > 1]
     sub = SearchSpace(f"{space.name}:{constraint.expr}", params, [constraint],
@@ -85,8 +88,6 @@ def _violations(space: SearchSpace, constraint: Any, names: list[str], hps: dict
     bad = rows[~sub.is_valid(rows)][:, varying]
     if len(bad) == 0:
         return []
-    if not varying:
-        return None
     *lead, last = [params[j].name for j in varying]
     by_prefix: dict[tuple[int, ...], list[int]] = {}
     for row in bad.tolist():
