@@ -150,15 +150,18 @@ def run_campaign(
     start = time.perf_counter()
     if progress:
         progress(finished, total)
+    fresh: dict[str, RunRecord] = {}
     if todo:
         serial = campaign.backend == "live" or (workers <= 1 and scheduler is None)
         with _executor(1 if serial else workers, scheduler) as pool:
             for record in _completed(pool, todo):
                 store.write(record)
+                fresh[record.run_id] = record
                 finished += 1
                 if progress:
                     progress(finished, total)
-    records = [store.read(s.run_id) for s in specs]
+    # runs finished now are kept in memory; only the reused ones are read back
+    records = [fresh.get(s.run_id) or store.read(s.run_id) for s in specs]
     return CampaignRun(records, reused=len(specs) - len(todo), executed=len(todo),
                        wall_s=time.perf_counter() - start)
 
