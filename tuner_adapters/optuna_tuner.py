@@ -26,6 +26,7 @@ import numpy as np
 from bat.errors import MissingDependencyError
 from bat.problem import Problem
 from bat.tuner import Tuner, library_seed
+from tuner_adapters.reference.steps import random_unevaluated
 
 SAMPLERS = ("tpe", "random", "gp", "cmaes")
 #: what a sampler needs beyond Optuna
@@ -75,7 +76,7 @@ class OptunaTuner(Tuner):
         stall = 0
         while not problem.exhausted:
             if stall >= self.max_stall:
-                row = _unevaluated_valid(problem, rng)
+                row = random_unevaluated(problem, rng)
                 if row is None:
                     return
                 study.enqueue_trial({p.name: int(i) for p, i in zip(space.parameters, row, strict=True)})
@@ -95,13 +96,3 @@ class OptunaTuner(Tuner):
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
             else:
                 study.tell(trial, value)
-
-
-def _unevaluated_valid(problem: Problem, rng: np.random.Generator, tries: int = 64) -> np.ndarray | None:
-    """A random valid configuration the problem has not evaluated yet (None if none is found)."""
-    space = problem.space
-    for _ in range(tries):
-        for row in space.sample_valid(min(32, space.count_valid()), rng):
-            if not problem.is_evaluated(space.config(row)):
-                return row
-    return None
