@@ -47,6 +47,16 @@ class _Checker:
             self.typed(value, int | float, f"{key}.{name}", "a number")
         return table
 
+    def keys(self, item: Any, path: str, what: str, required: tuple[str, ...],
+             optional: tuple[str, ...] = ()) -> None:
+        """``item`` is an object with every ``required`` key and no key outside required + optional."""
+        self.typed(item, dict, path, what)
+        for key in required:
+            if key not in item:
+                raise self.fail(path, f"missing key {key!r}")
+        if extra := set(item) - set(required) - set(optional):
+            raise self.fail(path, f"unknown key {sorted(extra)[0]!r}")
+
     def parameters(self, raw: Any) -> list[Parameter]:
         items = self.typed(raw, list, "parameters", "a list")
         if not items:
@@ -55,12 +65,7 @@ class _Checker:
         out = []
         for i, item in enumerate(items):
             path = f"parameters[{i}]"
-            self.typed(item, dict, path, "an object")
-            for key in ("name", "values"):
-                if key not in item:
-                    raise self.fail(path, f"missing key {key!r}")
-            if extra := set(item) - {"name", "values", "description"}:
-                raise self.fail(path, f"unknown key {sorted(extra)[0]!r}")
+            self.keys(item, path, "an object", ("name", "values"), ("description",))
             name = self.identifier(item["name"], f"{path}.name")
             if name in seen:
                 raise self.fail(f"{path}.name", f"duplicate parameter name {name!r}")
@@ -80,13 +85,9 @@ class _Checker:
         out = []
         for i, item in enumerate(items):
             path = f"constraints[{i}]"
-            self.typed(item, dict, path, "an object with expr and why")
+            self.keys(item, path, "an object with expr and why", ("expr", "why"))
             for key in ("expr", "why"):
-                if key not in item:
-                    raise self.fail(path, f"missing key {key!r}")
                 self.typed(item[key], str, f"{path}.{key}", "a string")
-            if extra := set(item) - {"expr", "why"}:
-                raise self.fail(path, f"unknown key {sorted(extra)[0]!r}")
             out.append(Constraint(item["expr"], item["why"], path))
         return out
 
