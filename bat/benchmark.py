@@ -1,23 +1,38 @@
-"""Benchmarks: a space file with its directory, and the registry of shipped benchmarks.
+"""Benchmarks: a space file with its directory, problem sizes, and the registry of benchmarks.
 
-A benchmark is named by its directory under the ``benchmarks`` package
-(``benchmarks/<name>/space.json``); any other space file can be loaded by path.
+A registered benchmark is a package holding ``space.json``, declared under the
+entry-point group ``bat.benchmarks`` (ours: ``benchmarks/<name>/``); any other
+space file can be loaded by path.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bat.commandspec import CommandSpec, parse_command_section
 from bat.errors import SpaceSpecError, UnknownNameError
 from bat.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression
 from bat.space import SearchSpace
 from bat.spacefile import read_space_json, space_from_dict
 
 Dim3 = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class ProblemSize:
+    """A named problem size: ``published``, ``small``, ``emulation`` or ``custom``, with its values."""
+
+    name: str
+    values: Mapping[str, int | float]
+
+    def describe(self) -> str:
+        return f"{self.name} size ({', '.join(f'{k}={v}' for k, v in self.values.items())})"
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,7 @@ class Benchmark:
     command: dict[str, Any]
     published: dict[str, Any]
     raw: dict[str, Any] = field(repr=False)
+    command_spec: CommandSpec | None = field(repr=False, default=None)
     _launch: dict[str, tuple[Expression, ...]] = field(repr=False, default_factory=dict)
 
     def geometry(self, config: dict[str, Any], size: dict[str, Any] | None = None
@@ -46,6 +62,29 @@ class Benchmark:
         env = {**self.problem_size, **(size or {}), **self.constants, **config}
         grid, block = (self._dims(key, env) for key in ("grid", "block"))
         return grid, block
+
+    def size(self, which: str | Mapping[str, int | float] | ProblemSize | None = None) -> ProblemSize:
+        """Resolve a size given at the edge: None/"published", "small", "emulation", a mapping, or as is.
+
+        A named size other than the published one overrides the published values it names; a
+        mapping is a ``custom`` size over the published one.
+        """
+        if isinstance(which, ProblemSize):
+            return which
+        if which is None or which == "published":
+            return ProblemSize("published", dict(self.problem_size))
+        if isinstance(which, str):
+            sections = {"small": self.small_problem_size, "emulation": self.raw.get("emulation_problem_size", {})}
+            if which not in sections:
+                raise SpaceSpecError(f"unknown problem size {which!r}; valid: published, {', '.join(sections)}")
+            if not sections[which]:
+                raise SpaceSpecError(f"{self.path}: {which}_problem_size: this benchmark has none")
+            return ProblemSize(which, {**self.problem_size, **sections[which]})
+        unknown = sorted(set(which) - set(self.problem_size))
+        if unknown:
+            raise SpaceSpecError(f"{self.path}: problem size keys {unknown} unknown; "
+                                 f"valid: {sorted(self.problem_size)}")
+        return ProblemSize("custom", {**self.problem_size, **which})
 
     def _dims(self, key: str, env: dict[str, Any]) -> Dim3:
         dims = []
@@ -60,20 +99,34 @@ class Benchmark:
         return (*dims, *[1] * (3 - len(dims)))  # type: ignore[return-value]
 
 
-def _benchmarks_dir() -> Path:
-    # the package's own path list rather than importlib.resources: an editable install
-    # made before benchmarks/ had an __init__.py still presents it as a namespace package
-    import benchmarks
+#: Entry-point group of benchmarks: ``name = "package.module"``, a package holding ``space.json``.
+BENCHMARK_GROUP = "bat.benchmarks"
 
-    dirs = [Path(p) for p in benchmarks.__path__ if Path(p).is_dir()]
-    if not dirs:
-        raise SpaceSpecError("benchmarks package has no directory on disk")
-    return dirs[0]
+
+@cache
+def _registered() -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.module for ep in entry_points(group=BENCHMARK_GROUP)}
 
 
 def benchmark_names() -> list[str]:
-    """Names of the shipped benchmarks (directories of the benchmarks package with a space.json)."""
-    return sorted(p.parent.name for p in _benchmarks_dir().glob("*/space.json"))
+    """Names of the registered benchmarks (entry-point group ``bat.benchmarks``)."""
+    return sorted(_registered())
+
+
+def benchmark_path(name: str) -> Path:
+    """The space file of a registered benchmark: ``space.json`` in its package's directory."""
+    import importlib.util
+
+    table = _registered()
+    if name not in table:
+        raise UnknownNameError("benchmark", name, sorted(table))
+    spec = importlib.util.find_spec(table[name])
+    dirs = list(spec.submodule_search_locations or []) if spec else []
+    if not dirs:
+        raise SpaceSpecError(f"benchmark {name}: package {table[name]} has no directory on disk")
+    return Path(dirs[0]) / "space.json"
 
 
 def _parse_launch(raw: dict[str, Any], space: SearchSpace, source: str
@@ -86,14 +139,14 @@ def _parse_launch(raw: dict[str, Any], space: SearchSpace, source: str
 
 
 def load_benchmark(name_or_path: str | Path) -> Benchmark:
-    """A shipped benchmark by name, or any space file (or directory holding space.json) by path."""
+    """A registered benchmark by name, or any space file (or directory holding space.json) by path."""
     candidate = Path(name_or_path)
     if candidate.is_dir():
         candidate = candidate / "space.json"
     if candidate.is_file():
         path = candidate
     elif str(name_or_path) in benchmark_names():
-        path = _benchmarks_dir() / str(name_or_path) / "space.json"
+        path = benchmark_path(str(name_or_path))
     elif candidate.suffix == ".json" or len(candidate.parts) > 1:
         raise SpaceSpecError(f"{candidate}: no such space file")
     else:
@@ -107,10 +160,15 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
         constants=dict(raw.get("constants", {})), launch=dict(raw.get("launch", {})),
         kernel=dict(raw.get("kernel", {})), command=dict(raw.get("command", {})),
         published=dict(raw.get("published", {})), raw=raw,
+        command_spec=_parse_command(raw, space, str(path)),
         _launch=_parse_launch(raw, space, str(path)),
     )
-    if bench.command:
-        from bat.commandspec import command_spec  # a command section is checked when loaded
-
-        command_spec(bench)
     return bench
+
+
+def _parse_command(raw: dict[str, Any], space: SearchSpace, source: str) -> CommandSpec | None:
+    """The command section, checked when the benchmark is loaded (None without one)."""
+    if not raw.get("command"):
+        return None
+    known = {*space.names, *raw["problem_size"], *raw.get("constants", {})}
+    return parse_command_section(raw["command"], known, source)

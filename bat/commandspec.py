@@ -28,12 +28,9 @@ import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bat.errors import SpaceSpecError
-
-if TYPE_CHECKING:
-    from bat.benchmark import Benchmark
 
 #: Placeholder naming the benchmark's directory (where its sources lie).
 DIR_PLACEHOLDER = "dir"
@@ -240,11 +237,3 @@ def _parse_limits(raw: Any, where: str) -> dict[str, float]:
             raise SpaceSpecError(f"{where}.{step}: expected seconds > 0, got {value!r}")
         limits[step] = float(value)
     return limits
-
-
-def command_spec(benchmark: Benchmark) -> CommandSpec:
-    """The parsed command section of a loaded ``Benchmark`` (SpaceSpecError if it has none)."""
-    if not benchmark.command:
-        raise SpaceSpecError(f"{benchmark.path}: command: this benchmark has no command section")
-    known = {*benchmark.space.names, *benchmark.problem_size, *benchmark.constants}
-    return parse_command_section(benchmark.command, known, str(benchmark.path))

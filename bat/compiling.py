@@ -15,15 +15,18 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bat.errors import BackendError
 from bat.nvrtc import CompileResult, compile_options, compile_source
 from bat.resources import parse_ptxas_log
+
+if TYPE_CHECKING:
+    from bat.problem import EvalResult
 
 
 @dataclass(frozen=True)
@@ -109,3 +112,13 @@ def _done(job: CompileJob, future: Future) -> tuple[CompileJob, CompileResult]:
                            "finished configurations are in the journal: resume") from exc
 
 
+
+
+def compile_failure(config: Mapping[str, Any], compiled: CompileResult) -> EvalResult:
+    """The result of a configuration that did not compile (it never reaches the device)."""
+    from bat.dataset import Status  # imported here: compile workers load this module without pandas
+    from bat.problem import EvalResult
+
+    ms = compiled.seconds * 1000.0
+    return EvalResult(config=dict(config), status=Status.COMPILE_ERROR, compile_ms=ms,
+                      cost_s=compiled.seconds, message=compiled.first_error())

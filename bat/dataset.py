@@ -117,6 +117,7 @@ class Dataset:
     frame: pd.DataFrame
     meta: DatasetMeta
     parameters: tuple[str, ...]
+    _index: dict[tuple, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = [c for c in (*self.parameters, *CORE_COLUMNS) if c not in self.frame.columns]
@@ -147,6 +148,13 @@ class Dataset:
     @property
     def counters(self) -> list[str]:
         return counter_columns(self.frame)
+
+    def row_of(self, config: Mapping[str, Any]) -> int | None:
+        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use."""
+        if self._index is None:
+            keys = zip(*(self.frame[p].map(_plain).tolist() for p in self.parameters), strict=True)
+            self._index = {k: i for i, k in enumerate(keys)}
+        return self._index.get(tuple(_plain(config[p]) for p in self.parameters))
 
     def configs(self) -> pd.DataFrame:
         return self.frame[list(self.parameters)]
@@ -241,3 +249,8 @@ def make_frame(
     ordered = [*parameters, *CORE_COLUMNS]
     rest = [c for c in frame.columns if c not in ordered]
     return frame[ordered + rest]
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python scalars, so keys compare and hash as plain values."""
+    return value.item() if isinstance(value, np.generic) else value

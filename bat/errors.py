@@ -47,3 +47,7 @@ class MissingDependencyError(BatError, ImportError):
 
 class ConvergenceError(BatError, RuntimeError):
     """An iterative analysis (PageRank) that did not converge within its iteration limit."""
+
+
+class RegistryError(BatError, LookupError):
+    """An entry point that cannot be loaded or is not what its group expects."""

@@ -13,7 +13,7 @@ import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -64,6 +64,10 @@ class KernelRunner(ABC):
     kernel_names: ClassVar[tuple[str, ...]]
     source: ClassVar[str] = "kernel.cu"
 
+    def __init__(self, bench: Benchmark) -> None:
+        #: the loaded benchmark (its launch section gives the geometry)
+        self.bench = bench
+
     @abstractmethod
     def make_inputs(self, size: Mapping[str, int], seed: int) -> dict[str, np.ndarray]:
         """Host arrays (inputs, outputs, scratch), byte-identical for a given size and seed."""
@@ -112,14 +116,12 @@ class KernelRunner(ABC):
         self, config: Mapping[str, object], size: Mapping[str, int]
     ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(grid, block) of the main kernel from the ``launch`` section of space.json."""
-        grid, block = cached_benchmark(self.benchmark).geometry(dict(config), dict(size))
+        grid, block = self.bench.geometry(dict(config), dict(size))
         return _triple(grid), _triple(block)
 
-
-@cache
-def cached_benchmark(name: str) -> Benchmark:
-    """The Benchmark of that name, loaded once per process."""
-    return load_benchmark(name)
+    def source_path(self) -> Path:
+        """The kernel's CUDA source file (the space file's ``kernel.source``, else ``source``)."""
+        return self.bench.directory / self.bench.kernel.get("source", self.source)
 
 
 def _triple(values: Sequence[int]) -> tuple[int, int, int]:
@@ -179,15 +181,25 @@ def sample_indices(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return np.sort(np.concatenate(([0, n - 1], inner)))
 
 
-def load_runner(benchmark: str) -> KernelRunner:
-    """The runner object named by a benchmark's ``kernel.runner`` entry ("module:attr")."""
+def load_runner(benchmark: Benchmark | str) -> KernelRunner:
+    """The runner named by a benchmark's ``kernel.runner`` entry ("module:attr"), bound to it.
+
+    ``benchmark`` is a loaded Benchmark (a space file given by path included) or a
+    name or path that ``load_benchmark`` resolves.
+    """
     import importlib
 
     from bat.errors import SpaceSpecError
 
-    bench = cached_benchmark(benchmark)
+    bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
     spec = bench.kernel.get("runner", "")
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise SpaceSpecError(f"{bench.path}: kernel.runner must be 'module:attr', got {spec!r}")
-    return getattr(importlib.import_module(module_name), attr)()
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise SpaceSpecError(f"{bench.path}: kernel.runner {spec!r} cannot be imported: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, KernelRunner)):
+        raise SpaceSpecError(f"{bench.path}: kernel.runner {spec!r} is not a bat.kernel.KernelRunner subclass")
+    return cls(bench)

@@ -13,10 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bat.errors import BackendError, MissingDependencyError
 from bat.resources import ResourceUsage, parse_ptxas_log
+
+if TYPE_CHECKING:  # kept out of compile workers, which import this module
+    from bat.kernel import KernelRunner
 
 DEFAULT_OPTIONS: tuple[str, ...] = ("--std=c++17",)
 
@@ -104,42 +107,35 @@ def compile_source(
 
 
 def compile_config(
-    benchmark: str,
+    runner: KernelRunner,
     config: Mapping[str, object],
     *,
     arch: str = "sm_90",
-    size: Mapping[str, int] | None = None,
+    size: Mapping[str, int | float] | None = None,
 ) -> CompileResult:
-    """Compile one configuration of a benchmark (published problem size unless ``size``)."""
-    from bat.kernel import cached_benchmark, load_runner
-
-    bench = cached_benchmark(benchmark)
-    runner = load_runner(benchmark)
-    size = dict(bench.problem_size if size is None else size)
-    path = Path(bench.directory) / bench.kernel.get("source", runner.source)
-    macros = runner.macros(config, size)
-    return compile_source(path.read_text(), macros, arch=arch, name=path.name)
+    """Compile one configuration of a runner's benchmark (published problem size unless ``size``)."""
+    size = dict(runner.bench.problem_size if size is None else size)
+    path = runner.source_path()
+    return compile_source(path.read_text(), runner.macros(config, size), arch=arch, name=path.name)
 
 
 def inspect_config(
-    benchmark: str,
+    runner: KernelRunner,
     config: Mapping[str, object],
     arch: str = "sm_90",
-    size: Mapping[str, int] | None = None,
+    size: Mapping[str, int | float] | None = None,
 ) -> ResourceUsage:
     """Static resource use of a benchmark's main kernel for one configuration (``bat inspect``).
 
     Raises BackendError with the compiler's first error line when it does not compile.
     """
-    from bat.kernel import cached_benchmark
-
-    result = compile_config(benchmark, config, arch=arch, size=size)
+    name = runner.bench.name
+    result = compile_config(runner, config, arch=arch, size=size)
     if not result.ok:
         raise BackendError(
-            f"{benchmark}: configuration {dict(config)} does not compile for {arch}: "
-            f"{result.first_error()}"
+            f"{name}: configuration {dict(config)} does not compile for {arch}: {result.first_error()}"
         )
-    kernel = cached_benchmark(benchmark).kernel["name"]
+    kernel = runner.bench.kernel["name"]
     if result.usage is None or kernel not in result.usage:
-        raise BackendError(f"{benchmark}: no ptxas report for kernel {kernel!r} in the log")
+        raise BackendError(f"{name}: no ptxas report for kernel {kernel!r} in the log")
     return result.usage[kernel]

@@ -1,6 +1,6 @@
 """Run one configuration of a benchmark once on the GPU, for a profiler (ncu) watching this process.
 
-``python -m bat.profile_one --benchmark B --config JSON [--size published|small] [--seed S]``
+``python -m bat.profile_one --benchmark B --config JSON [--size NAME|JSON] [--seed S]``
 compiles the configuration with NVRTC (through CuPy), loads it and makes its
 launches once through ``LiveSession.launch_once``: no warm-up and no timing
 loop (ncu replays the kernel it profiles itself), no verification. The
@@ -13,42 +13,39 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import StrEnum
 
 import typer
 
 from bat.errors import BackendError, BatError
 
 
-class Size(StrEnum):
-    published = "published"
-    small = "small"
-
-
-def parse_config(text: str) -> dict:
-    """The configuration from ``--config``: a JSON object of parameter values."""
+def parse_object(text: str, option: str) -> dict:
+    """A JSON object given on the command line (``--config``, ``--size``)."""
     try:
-        config = json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BackendError(f"--config is not JSON: {exc}") from exc
-    if not isinstance(config, dict):
-        raise BackendError(f"--config must be a JSON object of parameter values, got {text!r}")
-    return config
+        raise BackendError(f"{option} is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise BackendError(f"{option} must be a JSON object, got {text!r}")
+    return value
 
 
 def profile_one(
-    benchmark: str = typer.Option(..., "--benchmark", help="Benchmark name."),
+    benchmark: str = typer.Option(..., "--benchmark", help="Benchmark name or space file."),
     config: str = typer.Option(..., "--config", help="The configuration as a JSON object."),
-    size: Size = typer.Option(Size.published, "--size", help="Problem size."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the inputs (bat.backends.live.INPUT_SEED)."),
+    size: str = typer.Option("published", "--size", help="Problem size: a name or a JSON object."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the inputs (bat.backends.live.session.INPUT_SEED)."),
 ) -> None:
     """Compile one configuration and launch it once, for ncu."""
     try:
-        values = parse_config(config)
-        from bat.backends.live import LiveSession
+        values = parse_object(config, "--config")
+        from bat.backends.live.session import LiveSession
+        from bat.benchmark import load_benchmark
         from bat.compiling import cupy_compiler
 
-        session = LiveSession(benchmark, size.value, repeats=1, seed=seed)
+        bench = load_benchmark(benchmark)
+        problem_size = bench.size(parse_object(size, "--size") if size.startswith("{") else size)
+        session = LiveSession(bench, problem_size, repeats=1, seed=seed)
         try:
             compiled = cupy_compiler(session.job(0, values))
             if not compiled.ok:

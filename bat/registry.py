@@ -1,73 +1,137 @@
-"""Registries by name: tuners (as ``"module:attr"`` strings, so listing imports no
-tuning library) and the recorded datasets shipped in ``results/``."""
+"""Registries by name, read from entry points: tuners, backends, and the recorded datasets.
+
+Tuners are registered under the entry-point group ``bat.tuners`` in a
+package's metadata (``pyproject.toml``), so an installed third-party package
+adds a tuner without touching this repository. An entry point's object is
+either a ``Tuner`` subclass (registered under the entry point's name) or a
+mapping of variants to ``TunerEntry`` (registered as ``NAME`` for the key
+``""`` and ``NAME:KEY`` for the others), whose ``"module:Class"`` strings
+keep listing free of tuning libraries. A tuner can also be named by import
+path, ``package.module:Class``. Backends (``bat.backends``) map a name to a
+factory of targets (bat.targets). Entry points are read once per process,
+lazily.
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from bat.dataset import Dataset, DatasetMeta
-from bat.errors import DatasetError, MissingDependencyError, UnknownNameError
-from bat.tuner import Tuner
+from bat.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
+from bat.tuner import Tuner, TunerEntry, parse_tuner_options
 
 #: GPU replayed when none is named: the one GPU with complete data for every shipped benchmark.
 DEFAULT_GPU = "RTX_3090"
+TUNER_GROUP = "bat.tuners"
+BACKEND_GROUP = "bat.backends"
 
 
-@dataclass(frozen=True)
-class TunerEntry:
-    """A tuner by name: where its class lives, the arguments that make this variant, one line."""
-
-    name: str
-    target: str  # "module:attr"
-    summary: str
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    requires: str = ""  # the library it needs, for a clear error when it is missing
-
-
-_TUNERS: dict[str, TunerEntry] = {}
-
-
-def register_tuner(entry: TunerEntry) -> None:
-    _TUNERS[entry.name] = entry
+# -- tuners --------------------------------------------------------------------------------
+@cache
+def _tuners() -> dict[str, TunerEntry]:
+    table: dict[str, TunerEntry] = {}
+    for ep in entry_points(group=TUNER_GROUP):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # a broken plugin is named, not a traceback
+            raise RegistryError(f"entry point {ep.name} = {ep.value} ({TUNER_GROUP}) cannot be loaded: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        if isinstance(obj, type) and issubclass(obj, Tuner):
+            table[ep.name] = TunerEntry(ep.value, obj.summary or (obj.__doc__ or "").strip().split("\n")[0])
+        elif isinstance(obj, Mapping) and all(isinstance(v, TunerEntry) for v in obj.values()):
+            for key, entry in obj.items():
+                table[f"{ep.name}:{key}" if key else ep.name] = entry
+        else:
+            raise RegistryError(f"entry point {ep.name} = {ep.value} ({TUNER_GROUP}) is neither a "
+                                "bat.tuner.Tuner subclass nor a mapping of TunerEntry")
+    return table
 
 
 def tuner_names() -> list[str]:
-    _load_builtin_tuners()
-    return sorted(_TUNERS)
+    """Every registered tuner name, sorted."""
+    return sorted(_tuners())
 
 
 def tuner_entry(name: str) -> TunerEntry:
-    _load_builtin_tuners()
-    if name not in _TUNERS:
-        raise UnknownNameError("tuner", name, sorted(_TUNERS))
-    return _TUNERS[name]
+    """The registered variant ``name`` (UnknownNameError listing the valid names)."""
+    table = _tuners()
+    if name not in table:
+        raise UnknownNameError("tuner", name, [*sorted(table), "package.module:Class"])
+    return table[name]
 
 
-def make_tuner(name: str, **overrides: Any) -> Tuner:
-    """Instantiate a registered tuner; ``overrides`` replace its hyper-parameters."""
-    entry = tuner_entry(name)
-    module_name, attr = entry.target.split(":")
+def is_import_path(spec: str) -> bool:
+    """True for ``package.module:Class`` (a tuner given by where it lives, not by name)."""
+    module, sep, attr = spec.partition(":")
+    return bool(sep and attr and "." in module and spec not in _tuners())
+
+
+def tuner_class(spec: str) -> tuple[type[Tuner], dict[str, Any]]:
+    """The class of a registered name or an import path, and the arguments of the variant."""
+    if spec in _tuners():
+        entry = tuner_entry(spec)
+        target, kwargs, lib = entry.target, dict(entry.kwargs), entry.requires
+    elif is_import_path(spec):
+        target, kwargs, lib = spec, {}, ""
+    else:
+        raise UnknownNameError("tuner", spec, [*tuner_names(), "package.module:Class"])
+    module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        lib = entry.requires or module_name
-        raise MissingDependencyError(f"tuner {name} needs {lib}, which is not installed ({exc})") from exc
-    cls = getattr(module, attr)
-    return cls(**{**entry.kwargs, **overrides})
+        raise MissingDependencyError(f"tuner {spec} needs {lib or module_name}, which cannot be imported "
+                                     f"({exc})") from exc
+    cls = getattr(module, attr, None)
+    if not (isinstance(cls, type) and issubclass(cls, Tuner)):
+        raise RegistryError(f"tuner {spec}: {target} is not a bat.tuner.Tuner subclass")
+    return cls, kwargs
 
 
+def make_tuner(spec: str, options: list[str] | tuple[str, ...] = (), **overrides: Any) -> Tuner:
+    """A fresh tuner from a registered name or an import path.
+
+    ``options`` are ``KEY=VALUE`` strings (``--tuner-option``), checked against the class's
+    declared hyper-parameters; ``overrides`` are keyword arguments from code. Both replace the
+    variant's own arguments.
+    """
+    cls, kwargs = tuner_class(spec)
+    kwargs.update(parse_tuner_options(cls, list(options)))
+    kwargs.update(overrides)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:  # a hyper-parameter its __post_init__ refuses
+        raise TunerError(f"tuner {spec}: {exc}") from exc
+
+
+# -- backends ------------------------------------------------------------------------------
 @cache
-def _load_builtin_tuners() -> None:
-    # The table lives with the adapters; importing it imports no tuning library.
-    importlib.import_module("tuner_adapters.catalogue")
+def _backends() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
 
 
-# -- datasets ------------------------------------------------------------------
+def backend_names() -> list[str]:
+    return sorted(_backends())
+
+
+def backend_factory(name: str) -> Any:
+    """The target factory registered as backend ``name`` (bat.targets.TargetFactory)."""
+    table = _backends()
+    if name not in table:
+        raise UnknownNameError("backend", name, ["auto", *sorted(table)])
+    try:
+        return table[name].load()
+    except ImportError as exc:
+        raise MissingDependencyError(f"backend {name} cannot be loaded: {exc}") from exc
+
+
+# -- datasets ------------------------------------------------------------------------------
 def results_dir() -> Path:
     """Where recorded datasets live (``BAT_RESULTS`` overrides the repository's ``results/``)."""
     env = os.environ.get("BAT_RESULTS")

@@ -7,16 +7,44 @@ A tuner keeps its hyper-parameters as keyword-only dataclass fields
 the budget and records the trace; the tuner never sees another rule.
 Randomness comes only from the ``rng`` passed in, so the same seed gives
 the same trace.
+
+What a tuner can and cannot do is declared on its class (a subclass may
+override a capability with a property when it depends on a hyper-parameter),
+and read by the campaign, the CLI and the battery; no code switches on a
+tuner's name:
+
+- ``budget_agnostic``: a run with budget k equals the first k charged
+  evaluations of a longer run with the same seed (the tuner never reads the
+  budget), so one long run answers every smaller budget;
+- ``needs_counters``: the tuner reads performance counters from the results
+  (a live run then profiles every evaluation);
+- ``supports_time_budget``: it stops correctly under a simulated-time budget;
+- ``slow``: a run takes seconds even on a tiny space (tests mark it);
+- ``battery_expected_failures``: battery checks it fails by design, each with
+  the exception type it raises and the reason (``ExpectedFailure``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
+from bat.errors import TunerError
 from bat.problem import Problem
+
+
+@dataclass(frozen=True)
+class ExpectedFailure:
+    """A battery check a tuner fails by design: the exception it raises and why."""
+
+    raises: type[BaseException]
+    reason: str
 
 
 class Tuner(ABC):
@@ -26,10 +54,98 @@ class Tuner(ABC):
     summary: ClassVar[str] = ""
     #: How the library is driven and what differs from the common rules, if anything.
     notes: ClassVar[str] = ""
+    # -- capabilities (see the module docstring) ------------------------------------
+    budget_agnostic: ClassVar[bool] = False
+    needs_counters: ClassVar[bool] = False
+    supports_time_budget: ClassVar[bool] = True
+    slow: ClassVar[bool] = False
+    battery_expected_failures: ClassVar[Mapping[str, ExpectedFailure]] = {}
 
     @abstractmethod
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         """Evaluate configurations through ``problem`` until ``problem.exhausted``."""
+
+    def capabilities(self) -> dict[str, bool]:
+        """The capability flags of this tuner object, by name."""
+        return {name: bool(getattr(self, name)) for name in CAPABILITIES}
+
+
+#: Capability flags every tuner declares (``Tuner.capabilities``).
+CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow")
+
+
+@dataclass(frozen=True)
+class TunerEntry:
+    """A registered tuner variant: where its class lives, the arguments that make it, one line.
+
+    ``target`` is a ``"module:Class"`` string, so listing the registry imports
+    no tuning library; ``requires`` names the library a clear error asks for.
+    """
+
+    target: str
+    summary: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    requires: str = ""
+
+
+def tuner_options(cls: type[Tuner]) -> dict[str, Any]:
+    """The hyper-parameters a tuner class declares (its dataclass fields) with their types."""
+    if not dataclasses.is_dataclass(cls):
+        return {}
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.init}
+
+
+def parse_tuner_options(cls: type[Tuner], pairs: list[str] | tuple[str, ...], where: str = "--tuner-option"
+                        ) -> dict[str, Any]:
+    """``["key=value", ...]`` as keyword arguments of ``cls``, each checked against its declared type.
+
+    Values are read as JSON where they parse (``3``, ``0.5``, ``true``, ``null``, ``"x"``) and as
+    plain strings otherwise. An unknown key or a value of the wrong type raises TunerError
+    naming the option and what is accepted.
+    """
+    import json
+
+    declared = tuner_options(cls)
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise TunerError(f"{where} {pair!r}: expected KEY=VALUE")
+        if key not in declared:
+            raise TunerError(f"{where} {key!r}: {cls.__name__} has no such hyper-parameter; "
+                             f"valid: {', '.join(sorted(declared)) or '(none)'}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        out[key] = _coerce(value, declared[key], f"{where} {key}")
+    return out
+
+
+def _coerce(value: Any, annotation: Any, where: str) -> Any:
+    """``value`` as ``annotation`` (int, float, bool, str, their Optional/unions, Any)."""
+    if annotation is Any:
+        return value
+    options = typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, _UnionType) \
+        else (annotation,)
+    if value is None and type(None) in options:
+        return None
+    for option in options:
+        if option is bool and isinstance(value, bool):
+            return value
+        if option is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if option is str and value is not None:
+            return value if isinstance(value, str) else str(value)
+    names = " or ".join(getattr(o, "__name__", str(o)) for o in options)
+    raise TunerError(f"{where}: {value!r} is not {names}")
+
+
+_UnionType = type(int | None)
 
 
 def library_seed(rng: np.random.Generator) -> int:

@@ -21,8 +21,8 @@ import platform
 import tempfile
 import time
 
-from bat.compare.campaign import Campaign, TunerSpec
-from bat.compare.execute import run_campaign
+from analysis.compare.campaign import Campaign, TunerSpec
+from analysis.compare.execute import run_campaign
 
 TUNERS = ("reference:random", "reference:genetic", "reference:nelder_mead", "reference:shrinking_sample",
           "kernel_tuner:genetic_algorithm")

@@ -24,9 +24,10 @@ import numpy as np
 import pandas as pd
 
 from bat.dataset import Dataset
+from bat.driver import run_tuner
 from bat.problem import Budget
 from bat.registry import find_dataset
-from bat.runner import replay_target, run_tuner
+from bat.targets import replay_target
 from tuner_adapters.profile.search import ProfileSearch
 
 THRESHOLDS = (1.05, 1.1, 1.2)

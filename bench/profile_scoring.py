@@ -22,7 +22,7 @@ from bat.counters.metrics import METRICS
 from bat.dataset import Dataset
 from bat.registry import find_dataset
 from bat.spacefile import space_from_dict
-from tuner_adapters.profile.analysis import REACTED, Constants, bottlenecks, reaction, scores, weights
+from tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
 from tuner_adapters.profile.sources import reacted_matrix, short_columns
 
 N = 100_000

@@ -24,8 +24,9 @@ from datetime import date
 
 import numpy as np
 
+from bat.driver import run_tuner
 from bat.problem import Budget
-from bat.runner import Target, replay_target, run_tuner
+from bat.targets import Target, replay_target
 from bat.tuner import library_seed
 from tuner_adapters.optuna_tuner import OptunaTuner
 from tuner_adapters.smac_tuner import SmacTuner

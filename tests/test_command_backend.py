@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from bat.backends.command import command_backend, run_step
-from bat.backends.command_record import host_id, record_command_benchmark
 from bat.benchmark import load_benchmark
-from bat.commandspec import command_spec, parse_command_section, parse_template
+from bat.commandspec import parse_command_section, parse_template
 from bat.dataset import Dataset, Status
 from bat.errors import BackendError, SpaceSpecError
+from bat.recording.command import host_id, record_command_benchmark
 from benchmarks.matmul_c.make_reference import reference_text
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (cc)")
@@ -181,10 +181,10 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
 def test_unknown_placeholder_is_rejected_at_load_naming_file_and_key(tmp_path):
     path = write_bench(tmp_path, {**TOY_COMMAND, "compile": "cc -DMODE={MODE} -DX={TILEX} prog.c"})
     with pytest.raises(SpaceSpecError) as err:
-        command_spec(load_benchmark(path))
+        load_benchmark(path)
     assert str(path) in str(err.value) and "command.compile" in str(err.value)
     assert "{TILEX}" in str(err.value)
-    from bat.runner import make_target
+    from bat.targets import make_target
 
     with pytest.raises(SpaceSpecError, match="TILEX"):
         make_target(str(path))

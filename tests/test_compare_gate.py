@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from analysis.compare.assess import analyse
+from analysis.compare.campaign import Campaign, TunerSpec
+from analysis.compare.execute import run_campaign
 from bat.cli import main as bat_main
-from bat.compare.assess import analyse
-from bat.compare.campaign import Campaign, TunerSpec
-from bat.compare.execute import run_campaign
 from bat.registry import tuner_names
 
 COMMON = ["--benchmarks", "pnpoly,gemm", "--gpus", "RTX_3090", "--budgets", "10,20", "--repeats", "8",

@@ -108,10 +108,11 @@ def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
 
 
 def _compile(job: tuple[str, dict]) -> tuple[str, dict, bool, str, dict, float]:
+    from bat.kernel import load_runner
     from bat.nvrtc import compile_config
 
     name, config = job
-    result = compile_config(name, config)
+    result = compile_config(load_runner(name), config)
     usage = {k: u.as_columns() for k, u in (result.usage or {}).items()}
     return name, config, result.ok, result.log, usage, result.seconds
 
@@ -189,12 +190,13 @@ def test_compile_sample_covers_failures_and_reports_time() -> None:
 def test_inspect_config_reports_usage() -> None:
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
     from bat.errors import BackendError
+    from bat.kernel import load_runner
     from bat.nvrtc import inspect_config
 
     config = {"between_method": 0, "block_size_x": 256, "tile_size": 4, "use_method": 1}
-    usage = inspect_config("pnpoly", config, size={"n_points": 1000, "n_vertices": 600})
+    usage = inspect_config(load_runner("pnpoly"), config, size={"n_points": 1000, "n_vertices": 600})
     assert usage.kernel == "pnpoly_kernel" and usage.registers > 0 and usage.arch == "sm_90"
     big = {"block_size_x": 128, "block_size_y": 8, "filter_height": 15, "filter_width": 15,
            "read_only": 0, "tile_size_x": 3, "tile_size_y": 3, "use_padding": 0}
     with pytest.raises(BackendError, match="too much shared data"):
-        inspect_config("convolution", big)
+        inspect_config(load_runner("convolution"), big)

@@ -12,7 +12,7 @@ from bat.importers import import_file
 from bat.importers.ktt import read_ktt, to_ktt, write_ktt
 from bat.importers.t4 import write_t4
 from bat.registry import find_dataset
-from bat.runner import replay_target
+from bat.targets import replay_target
 
 COUNTER = "dram__sectors_read.sum"
 

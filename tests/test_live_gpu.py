@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from bat.backends.live.device import gpu_available
 from bat.benchmark import benchmark_names, load_benchmark
-from bat.checkpoint import Journal
 from bat.dataset import DatasetMeta, Status
-from bat.record import RecordPlan, open_journal, run_recording, sample_valid, to_dataset
-from bat.runner import gpu_available
+from bat.recording.engine import RecordPlan, open_journal, run_recording, sample_valid, to_dataset
+from bat.recording.journal import Journal
 
 pytestmark = pytest.mark.gpu
 
@@ -24,15 +24,16 @@ MEASURED = {s.value for s in Status} - {Status.CONSTRAINT_VIOLATION.value, Statu
 
 @pytest.fixture(scope="module", params=KERNEL_BENCHMARKS)
 def session(request):
-    from bat.backends.live import LiveSession
+    from bat.backends.live.session import LiveSession
 
-    s = LiveSession(request.param, "small", repeats=7, timeout_s=20.0)
+    bench = load_benchmark(request.param)
+    s = LiveSession(bench, bench.size("small"), repeats=7, timeout_s=20.0)
     yield s
     s.close()
 
 
 def _plan(session, n: int, seed: int) -> RecordPlan:
-    from bat.backends.live import provenance_meta
+    from bat.recording.live import provenance_meta
 
     work = sample_valid(session.bench.space, min(n, session.bench.space.count_valid()), seed)
     meta = DatasetMeta(**provenance_meta(session))
@@ -62,7 +63,7 @@ def test_record_sample_at_small_size_verifies_and_resumes(session, tmp_path):
 
 
 def test_live_backend_evaluates_and_reports_compile_errors_as_data(session):
-    from bat.backends.live import LiveBackend
+    from bat.backends.live.backend import LiveBackend
     from bat.compiling import cupy_compiler
 
     space = session.bench.space
@@ -79,7 +80,7 @@ def test_live_backend_evaluates_and_reports_compile_errors_as_data(session):
 
 
 def test_bat_run_goes_live_on_a_gpu():
-    from bat.runner import make_target
+    from bat.targets import make_target
 
     target, how = make_target("gemm")
     assert target.backend.name == "live" and "live" in how

@@ -8,10 +8,11 @@ import pytest
 
 from bat.cli import main
 from bat.dataset import Dataset
+from bat.driver import run_tuner
 from bat.errors import TunerError
 from bat.problem import Budget
 from bat.registry import find_dataset
-from bat.runner import replay_target, run_tuner
+from bat.targets import replay_target
 from tuner_adapters.profile.model import MODELLED, CounterModel
 from tuner_adapters.profile.search import ProfileSearch
 

@@ -24,12 +24,11 @@ import pytest
 
 from bat.backends.replay import ReplayBackend
 from bat.benchmark import load_benchmark
-from bat.checkpoint import Journal
 from bat.compiling import CompileJob, CompileResult, nvrtc_compiler
 from bat.dataset import Dataset, DatasetMeta, Status
 from bat.errors import DatasetError
 from bat.problem import EvalResult
-from bat.record import (
+from bat.recording.engine import (
     RecordPlan,
     WorkList,
     all_valid,
@@ -38,6 +37,7 @@ from bat.record import (
     sample_valid,
     to_dataset,
 )
+from bat.recording.journal import Journal
 
 TESTS = Path(__file__).resolve().parent
 PNPOLY = TESTS.parents[1] / "shared" / "datasets" / "bat2-kerneltuner" / "pnpoly_RTX_3090.json.gz"
@@ -246,7 +246,7 @@ def test_max_minutes_stops_between_configurations(tmp_path, published):
 
 
 def test_gpu_ids_from_device_names():
-    from bat.backends.live import short_gpu_name
+    from bat.backends.live.device import short_gpu_name
 
     assert short_gpu_name("NVIDIA GeForce RTX 3090") == "RTX_3090"
     assert short_gpu_name("NVIDIA H100 80GB HBM3") == "H100_80GB_HBM3"

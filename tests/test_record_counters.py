@@ -20,17 +20,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_profile_ncu import FULL, fake_ncu, fixture_csv
-from test_record import PNPOLY, ReplayExecutor, make_plan
+from test_record import PNPOLY as PNPOLY_CACHE
+from test_record import ReplayExecutor, make_plan
 
+from bat.backends.live.device import gpu_available
 from bat.benchmark import load_benchmark
-from bat.checkpoint import Journal
 from bat.counters.metrics import METRICS, SPEC_METRICS
 from bat.counters.profiler import CounterProfiler, profile_one_command
 from bat.dataset import Dataset, counter_columns
 from bat.errors import BackendError, DatasetError, MissingDependencyError
-from bat.profile_one import parse_config
-from bat.record import open_journal, run_recording, sample_valid, to_dataset
-from bat.runner import gpu_available
+from bat.profile_one import parse_object
+from bat.recording.engine import open_journal, run_recording, sample_valid, to_dataset
+from bat.recording.journal import Journal
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the stand-in ncu is a POSIX shell script")
 
@@ -39,11 +40,11 @@ CONFIG = {"block_size_x": 256, "tile_size": 4, "between_method": 1, "use_method"
 
 @pytest.fixture(scope="module")
 def published() -> Dataset:
-    if not PNPOLY.exists():
-        pytest.skip(f"published data not found at {PNPOLY} (it lies beside the checkout in ../shared)")
+    if not PNPOLY_CACHE.exists():
+        pytest.skip(f"published data not found at {PNPOLY_CACHE} (it lies beside the checkout in ../shared)")
     from bat.importers import import_file
 
-    return import_file(PNPOLY).dataset
+    return import_file(PNPOLY_CACHE).dataset
 
 
 def logging_ncu(tmp_path: Path, csv: str) -> tuple[str, Path]:
@@ -69,21 +70,26 @@ def calls(log: Path) -> list[list[str]]:
     return out
 
 
+PNPOLY = load_benchmark("pnpoly")
+
+
 def test_profile_one_command_line():
-    cmd = profile_one_command("pnpoly", CONFIG, size="small", seed=3)
+    small = PNPOLY.size("small")
+    cmd = profile_one_command(PNPOLY, CONFIG, size=small, seed=3)
     assert cmd[:3] == [sys.executable, "-m", "bat.profile_one"]
     args = dict(zip(cmd[3::2], cmd[4::2], strict=True))
-    assert args == {"--benchmark": "pnpoly", "--config": json.dumps(CONFIG, sort_keys=True, separators=(",", ":")),
-                    "--size": "small", "--seed": "3"}
+    assert args == {"--benchmark": str(PNPOLY.path),
+                    "--config": json.dumps(CONFIG, sort_keys=True, separators=(",", ":")),
+                    "--size": json.dumps(dict(small.values), sort_keys=True, separators=(",", ":")),
+                    "--seed": "3"}
     assert json.loads(args["--config"]) == CONFIG
-    with pytest.raises(BackendError, match="named problem size"):
-        profile_one_command("pnpoly", CONFIG, size="custom", seed=0)
+    assert json.loads(args["--size"]) == dict(small.values)
 
 
 def test_profile_one_parses_its_configuration_and_runs_as_a_module():
-    assert parse_config(json.dumps(CONFIG)) == CONFIG
+    assert parse_object(json.dumps(CONFIG), "--config") == CONFIG
     with pytest.raises(BackendError, match="not JSON"):
-        parse_config("{block_size_x: 32}")
+        parse_object("{block_size_x: 32}", "--config")
     args = [sys.executable, "-m", "bat.profile_one", "--benchmark", "pnpoly", "--config", "[1]"]
     run = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "must be a JSON object" in run.stderr
@@ -93,7 +99,7 @@ def test_profile_one_parses_its_configuration_and_runs_as_a_module():
 def test_profile_one_launches_a_configuration_on_the_gpu():
     if not gpu_available():
         pytest.skip("needs CuPy and a CUDA device (none found)")
-    run = subprocess.run(profile_one_command("pnpoly", CONFIG, size="small", seed=0),
+    run = subprocess.run(profile_one_command(PNPOLY, CONFIG, size=PNPOLY.size("small"), seed=0),
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
 
@@ -102,12 +108,13 @@ def test_profile_one_launches_a_configuration_on_the_gpu():
 def test_real_ncu_counters_of_one_configuration():
     if not gpu_available() or shutil.which("ncu") is None:
         pytest.skip("needs CuPy, a CUDA device and Nsight Compute's ncu on PATH")
-    got = CounterProfiler("pnpoly", size="small", seed=0).profile(CONFIG)
+    got = CounterProfiler(PNPOLY, size=PNPOLY.size("small"), seed=0).profile(CONFIG)
     assert got.counters[METRICS["INST_EXE"]] > 0 and got.profile_ms > 0
     assert set(got.counters) | set(got.missing) == set(SPEC_METRICS)
-    from bat.backends.live import LiveBackend, LiveSession
+    from bat.backends.live.backend import LiveBackend
+    from bat.backends.live.session import LiveSession
 
-    backend = LiveBackend(LiveSession("pnpoly", "small", repeats=2), counters=True)
+    backend = LiveBackend(LiveSession(PNPOLY, PNPOLY.size("small"), repeats=2), counters=True)
     try:
         result = backend.evaluate(CONFIG)
     finally:
@@ -118,14 +125,14 @@ def test_real_ncu_counters_of_one_configuration():
 
 def test_ncu_gets_the_metrics_the_kernel_filter_and_the_profiled_command(tmp_path):
     ncu, log = logging_ncu(tmp_path, fixture_csv(FULL))
-    profiler = CounterProfiler("pnpoly", size="published", seed=0, ncu=ncu)
+    profiler = CounterProfiler(PNPOLY, size=PNPOLY.size(), seed=0, ncu=ncu)
     got = profiler.profile(CONFIG)
     (argv,) = calls(log)
     assert argv[argv.index("--metrics") + 1].split(",") == list(SPEC_METRICS)
     assert argv[argv.index("--kernel-name") + 1] == "regex:^pnpoly_kernel$"
     assert argv[argv.index("--launch-count") + 1] == "1"
     start = argv.index(sys.executable)
-    assert argv[start:] == profile_one_command("pnpoly", CONFIG, size="published", seed=0)
+    assert argv[start:] == profile_one_command(PNPOLY, CONFIG, size=PNPOLY.size(), seed=0)
     assert got.counters[METRICS["DRAM_RT"]] == 1234567.0 and got.missing == ()
     assert got.extra()["profile_ms"] == got.profile_ms > 0
 
@@ -135,7 +142,7 @@ def test_recording_with_counters_fills_counter_columns_profile_ms_and_names_miss
     del partial[METRICS["DRAM_RT"]]  # a metric this (stand-in) GPU does not have
     partial[METRICS["SM_E"]] = "n/a"
     ncu, log = logging_ncu(tmp_path, fixture_csv(partial))
-    profiler = CounterProfiler("pnpoly", size="published", seed=0, ncu=ncu)
+    profiler = CounterProfiler(PNPOLY, size=PNPOLY.size(), seed=0, ncu=ncu)
     plan = make_plan(sample_valid(load_benchmark("pnpoly").space, 8, 4))
     plan.counters = profiler.metrics
     path = tmp_path / "r.journal.jsonl"
@@ -169,7 +176,7 @@ def test_recording_with_counters_fills_counter_columns_profile_ms_and_names_miss
 
 def test_resume_refuses_to_mix_recordings_with_and_without_counters(tmp_path, published):
     ncu, _ = logging_ncu(tmp_path, fixture_csv(FULL))
-    profiler = CounterProfiler("pnpoly", size="published", seed=0, ncu=ncu)
+    profiler = CounterProfiler(PNPOLY, size=PNPOLY.size(), seed=0, ncu=ncu)
     space = load_benchmark("pnpoly").space
     plan = make_plan(sample_valid(space, 6, 1))
     path = tmp_path / "r.journal.jsonl"
@@ -184,7 +191,7 @@ def test_resume_refuses_to_mix_recordings_with_and_without_counters(tmp_path, pu
 
 def test_missing_ncu_is_a_clear_error_before_anything_is_measured(tmp_path, monkeypatch, capsys):
     with pytest.raises(MissingDependencyError, match="not on PATH"):
-        CounterProfiler("pnpoly", size="published", seed=0, ncu="ncu-that-does-not-exist-here")
+        CounterProfiler(PNPOLY, size=PNPOLY.size(), seed=0, ncu="ncu-that-does-not-exist-here")
     from bat.cli import main
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no ncu; the check comes before CuPy and the GPU

@@ -16,8 +16,6 @@ from bat.registry import make_tuner, tuner_entry, tuner_names
 from bat.testing import CHECKS, Battery, check_tuner
 from bat.testing.synthetic import FakeBackend, constrained_space
 
-#: tuners whose proposals are slow (a model fitted per proposal): marked slow, still run in CI
-SLOW = ("smac", "smac:bo", "kernel_tuner:bayes_opt", "reference:random_forest")
 #: optional libraries some samplers need beyond their tuning library
 EXTRA_NEEDS = {"optuna:cmaes": "cmaes", "optuna:gp": "torch"}
 
@@ -34,9 +32,17 @@ def _installed(name: str) -> bool:
     return all(importlib.util.find_spec(n) is not None for n in needs if n)
 
 
+def _slow(name: str) -> bool:
+    """The tuner's own ``slow`` capability (its class imports no library until it tunes)."""
+    try:
+        return bool(make_tuner(name).slow)
+    except MissingDependencyError:
+        return False
+
+
 def _params():
     for name in tuner_names():
-        marks = [pytest.mark.slow] if name in SLOW else []
+        marks = [pytest.mark.slow] if _slow(name) else []
         yield pytest.param(name, marks=marks, id=name)
 
 

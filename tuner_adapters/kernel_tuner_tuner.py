@@ -45,7 +45,7 @@ import numpy as np
 from bat.dataset import Status
 from bat.errors import MissingDependencyError, TunerError
 from bat.problem import Problem
-from bat.tuner import Tuner, library_seed
+from bat.tuner import ExpectedFailure, Tuner, library_seed
 
 STRATEGIES = (
     "random_sample", "genetic_algorithm", "simulated_annealing", "dual_annealing", "greedy_ils",
@@ -69,10 +69,10 @@ class KernelTunerStrategy(Tuner):
     starts: int = field(default=0, init=False)
     summary = "Kernel Tuner strategy driven through its tune(searchspace, runner, options)"
     #: strategies that fail on a space smaller than their population or initial sample
-    TOO_SMALL: ClassVar[dict[str, str]] = {
-        "bayes_opt": "its initial sample is larger than a 6-configuration space and it raises ValueError",
-        "diff_evo": "its population is larger than a 6-configuration space and it raises IndexError",
-        "firefly_algorithm": "its swarm is larger than a 6-configuration space and it raises IndexError",
+    TOO_SMALL: ClassVar[dict[str, tuple[type[Exception], str]]] = {
+        "bayes_opt": (ValueError, "its initial sample is larger than a 6-configuration space"),
+        "diff_evo": (IndexError, "its population is larger than a 6-configuration space"),
+        "firefly_algorithm": (IndexError, "its swarm is larger than a 6-configuration space"),
     }
 
     def __post_init__(self) -> None:
@@ -85,10 +85,17 @@ class KernelTunerStrategy(Tuner):
             raise ValueError("max_stall and max_futile_restarts must be >= 1")
 
     @property
-    def battery_expected_failures(self) -> dict[str, str]:
-        """Checks of :mod:`bat.testing` this strategy is known to fail, with the reason."""
-        reason = self.TOO_SMALL.get(self.strategy)
-        return {"small_space": f"Kernel Tuner {self.strategy}: {reason}"} if reason else {}
+    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]
+        """Checks of :mod:`bat.testing` this strategy is known to fail, with the exception and reason."""
+        if self.strategy not in self.TOO_SMALL:
+            return {}
+        raises, reason = self.TOO_SMALL[self.strategy]
+        return {"small_space": ExpectedFailure(raises, f"Kernel Tuner {self.strategy}: {reason}")}
+
+    @property
+    def slow(self) -> bool:  # type: ignore[override]
+        """Bayesian optimisation fits a Gaussian process per step: seconds on a tiny space."""
+        return self.strategy == "bayes_opt"
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         try:

@@ -45,6 +45,12 @@ class OptunaTuner(Tuner):
     fallbacks: int = field(default=0, init=False)
     summary = "Optuna ask/tell with a sampler (TPE by default)"
 
+    @property
+    def budget_agnostic(self) -> bool:  # type: ignore[override]
+        """TPE and random never see the budget (ask/tell until the problem is exhausted); GP and
+        CMA-ES are not checked (their extra packages are missing on the test machine)."""
+        return self.sampler in ("tpe", "random")
+
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")

@@ -71,6 +71,7 @@ class SmacTuner(Tuner):
     fallbacks: int = field(default=0, init=False)
     summary = ("SMAC3 ask/tell (HPO facade: random forest; blackbox facade: Gaussian process); "
                "constraints as ConfigSpace forbidden clauses")
+    slow = True  # a surrogate refit per trial: seconds on a tiny space
 
     def __post_init__(self) -> None:
         if self.facade not in FACADES:

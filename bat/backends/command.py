@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bat.commandspec import DIR_PLACEHOLDER, CommandSpec, Template, command_spec
+from bat.commandspec import DIR_PLACEHOLDER, CommandSpec, Template
 from bat.dataset import Status
 from bat.errors import BackendError
 from bat.problem import EvalResult
@@ -244,8 +244,10 @@ def _check_program(template: Template | None) -> None:
 def command_backend(benchmark: Benchmark, *, small: bool = False,
                     compile_workers: int = 1) -> CommandBackend:
     """The backend of a benchmark with a command section, at its published (or small) size."""
-    spec = command_spec(benchmark)
-    size = {**benchmark.problem_size, **(benchmark.small_problem_size if small else {})}
+    spec = benchmark.command_spec
+    if spec is None:
+        raise BackendError(f"{benchmark.path}: command: this benchmark has no command section")
+    size = dict(benchmark.size("small" if small else None).values)
     return CommandBackend(spec, benchmark=benchmark.name, directory=benchmark.directory,
                           parameters=tuple(benchmark.space.names), size=size,
                           constants=benchmark.constants, compile_workers=compile_workers)

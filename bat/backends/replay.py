@@ -13,8 +13,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from bat.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
 from bat.problem import EvalResult
 
@@ -27,11 +25,7 @@ class ReplayBackend:
     def __init__(self, dataset: Dataset) -> None:
         self.dataset = dataset
         frame = dataset.frame
-        params = list(dataset.parameters)
         self._extra_cols = [c for c in (*RESOURCE_COLUMNS, *counter_columns(frame)) if c in frame.columns]
-        keys = zip(*(frame[p].map(_plain).tolist() for p in params), strict=True)
-        self._index: dict[tuple, int] = {k: i for i, k in enumerate(keys)}
-        self._params = params
         self._status = frame["status"].to_numpy()
         self._objective = frame["objective_ms"].to_numpy(dtype=float)
         self._times = frame["times_ms"].to_list()
@@ -45,11 +39,11 @@ class ReplayBackend:
         m = self.dataset.meta
         where = m.gpu_name or m.gpu
         when = f", measured {m.date}" if m.date else ""
-        return f"replaying {len(self._index)} recorded configurations of {m.benchmark} on {where}{when}"
+        return f"replaying {len(self.dataset.frame)} recorded configurations of {m.benchmark} on {where}{when}"
 
     def lookup(self, config: Mapping[str, Any]) -> int | None:
         """Row number of ``config`` in the dataset, or None."""
-        return self._index.get(tuple(_plain(config[p]) for p in self._params))
+        return self.dataset.row_of(config)
 
     def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
         i = self.lookup(config)
@@ -85,6 +79,3 @@ class ReplayBackend:
 def _num(v: float) -> float | None:
     return None if math.isnan(v) else float(v)
 
-
-def _plain(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 
+from bat.cli.console import err_console
 from bat.errors import BatError
 
 app = typer.Typer(
@@ -20,8 +20,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
 
 
 def _register() -> None:

@@ -28,7 +28,7 @@ def analyze(
     from analysis.data import benchmarks_with_data, load_benchmark_data
     from analysis.model import ModelSettings
     from analysis.report import AnalyzeSettings, analyze_benchmark, write_report
-    from bat.cli import console
+    from bat.cli.console import console
     from bat.errors import DatasetError
 
     names = benchmarks_with_data() if all_ else list(benchmark or [])

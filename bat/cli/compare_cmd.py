@@ -48,12 +48,12 @@ def compare(
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bat.cli import console
-    from bat.compare.assess import analyse, gate, load_baseline
-    from bat.compare.campaign import Campaign, TunerSpec, resolve_targets
-    from bat.compare.execute import run_campaign
-    from bat.compare.presets import preset as get_preset
-    from bat.compare.report import write_outputs
+    from analysis.compare.assess import analyse, gate, load_baseline
+    from analysis.compare.campaign import Campaign, TunerSpec, resolve_targets
+    from analysis.compare.execute import run_campaign
+    from analysis.compare.presets import preset as get_preset
+    from analysis.compare.report import write_outputs
+    from bat.cli.console import console
 
     p = get_preset(preset) if preset else None
     tuner_list = _split(tuners) or (list(p.tuners) if p else None)

@@ -25,7 +25,7 @@ def import_(
     notes: str = typer.Option("", "--notes", help="Anything a user of the data should know."),
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space."""
-    from bat.cli import console
+    from bat.cli.console import console
     from bat.importers import import_file, space_dict
     from bat.registry import results_dir
 
@@ -53,7 +53,7 @@ def export(
     out: Path = typer.Option(..., "--out", "-o", help="Output file (.json or .json.gz)."),
 ) -> None:
     """Export a dataset to a Kernel Tuner cache or the T4 results format."""
-    from bat.cli import console
+    from bat.cli.console import console
     from bat.dataset import Dataset
     from bat.importers.kerneltuner import write_cache
     from bat.importers.t4 import write_t4

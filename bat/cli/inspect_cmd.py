@@ -40,8 +40,9 @@ def inspect(
     from rich.table import Table
 
     from bat.benchmark import load_benchmark
-    from bat.cli import console
+    from bat.cli.console import console
     from bat.errors import TunerError
+    from bat.kernel import load_runner
     from bat.nvrtc import inspect_config
 
     bench = load_benchmark(benchmark)
@@ -59,7 +60,7 @@ def inspect(
             raise TunerError(f"--config violates a constraint of {bench.name}")
     else:
         raise typer.BadParameter("give --config or --random")
-    usage = inspect_config(bench.name, cfg, arch=arch, size=bench.small_problem_size if small else None)
+    usage = inspect_config(load_runner(bench), cfg, arch=arch, size=bench.size("small" if small else None).values)
     console.print(f"{bench.name} {cfg}", highlight=False)
     t = Table(title=f"{usage.kernel} on {usage.arch}")
     t.add_column("resource")

@@ -12,6 +12,7 @@ class What(StrEnum):
     all = "all"
     benchmarks = "benchmarks"
     tuners = "tuners"
+    backends = "backends"
     datasets = "datasets"
     gpus = "gpus"
 
@@ -19,8 +20,8 @@ class What(StrEnum):
 def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
     """List benchmarks, tuners, datasets and GPUs."""
     from bat.benchmark import benchmark_names, load_benchmark
-    from bat.cli import console
-    from bat.registry import DEFAULT_GPU, dataset_entries, tuner_entry, tuner_names
+    from bat.cli.console import console
+    from bat.registry import DEFAULT_GPU, backend_names, dataset_entries, tuner_entry, tuner_names
 
     if what in (What.all, What.benchmarks):
         t = Table(title="benchmarks")
@@ -36,6 +37,12 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
         for name in tuner_names():
             e = tuner_entry(name)
             t.add_row(name, e.summary)
+        console.print(t)
+    if what in (What.all, What.backends):
+        t = Table(title="backends (--backend; auto picks one)")
+        t.add_column("name")
+        for name in backend_names():
+            t.add_row(name)
         console.print(t)
     entries = dataset_entries()
     if what in (What.all, What.datasets):

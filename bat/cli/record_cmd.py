@@ -50,12 +50,13 @@ def record(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from bat.backends.live import INPUT_SEED, LiveSession, provenance_meta
+    from bat.backends.live.session import INPUT_SEED, LiveSession
     from bat.benchmark import load_benchmark
-    from bat.cli import console
+    from bat.cli.console import console
     from bat.dataset import Dataset, DatasetMeta
     from bat.errors import BatError, DatasetError
-    from bat.record import RecordPlan, all_valid, open_journal, run_recording, sample_valid, to_dataset
+    from bat.recording.engine import RecordPlan, all_valid, open_journal, run_recording, sample_valid, to_dataset
+    from bat.recording.live import provenance_meta
 
     if all_ == (sample is not None):
         raise BatError("bat record: give exactly one of --all and --sample N")
@@ -71,14 +72,14 @@ def record(
     if counters:  # before the GPU is touched: a missing ncu fails here
         from bat.counters.profiler import CounterProfiler
 
-        profiler = CounterProfiler(bench.name, size=size.value, seed=INPUT_SEED)
-    session = LiveSession(benchmark, size.value, repeats=repeats, timeout_s=timeout)
+        profiler = CounterProfiler(bench, size=bench.size(size.value), seed=INPUT_SEED)
+    session = LiveSession(bench, bench.size(size.value), repeats=repeats, timeout_s=timeout)
     space = session.bench.space
     work = all_valid(space) if all_ else sample_valid(space, sample, seed)
     meta = DatasetMeta(**provenance_meta(session, gpu_name))
     out = out or _default_out(bench.name, meta.gpu, size)
     device = {"gpu": meta.gpu, "gpu_name": meta.gpu_name, "arch": session.arch}
-    plan = RecordPlan(space=space, work=work, size_name=session.size_name, meta=meta, device=device,
+    plan = RecordPlan(space=space, work=work, size_name=session.size.name, meta=meta, device=device,
                       counters=profiler.metrics if profiler else ())
     journal_path = out.with_name(out.name + ".journal.jsonl")
     if resume and not journal_path.exists() and out.exists():
@@ -141,8 +142,8 @@ def _default_out(benchmark: str, gpu: str, size: SizeChoice) -> Path:
 def _record_command(bench, *, out: Path | None, size: SizeChoice, sample: int | None, seed: int,
                     workers: int, limit: int | None, resume: bool) -> None:
     """A benchmark with a command section and no CUDA kernel: the command backend records it."""
-    from bat.backends.command_record import host_id, record_command_benchmark
-    from bat.cli import console
+    from bat.cli.console import console
+    from bat.recording.command import host_id, record_command_benchmark
 
     out = out or _default_out(bench.name, host_id(), size)
     dataset, outcome = record_command_benchmark(

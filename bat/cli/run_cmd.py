@@ -3,40 +3,39 @@
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
 
-class BackendChoice(StrEnum):
-    auto = "auto"
-    replay = "replay"
-    live = "live"
-
-
 def run(
-    tuner: str = typer.Option(..., "--tuner", "-t", help="Tuner name (see `bat list tuners`)."),
+    tuner: str = typer.Option(..., "--tuner", "-t",
+                              help="Tuner name (see `bat list tuners`) or package.module:Class."),
+    tuner_option: list[str] = typer.Option([], "--tuner-option", "-O",
+                                           help="A hyper-parameter of the tuner, KEY=VALUE (repeatable)."),
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
     gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
     budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
     time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same trace."),
     out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default runs/<...>.parquet."),
-    backend: BackendChoice = typer.Option(BackendChoice.auto, "--backend",
-                                          help="auto: live on a GPU when one is present, else replay."),
+    backend: str = typer.Option("auto", "--backend",
+                                help="auto: live on a GPU when one is present, else replay; or a backend of "
+                                     "`bat list backends`."),
 ) -> None:
     """Tune a benchmark with a tuner and report the best configuration found."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bat.cli import console
+    from bat.cli.console import console
+    from bat.driver import run_tuner
     from bat.problem import Budget
     from bat.registry import make_tuner
-    from bat.runner import make_target, run_tuner
+    from bat.targets import TargetRequest, make_target
 
-    tuner_obj = make_tuner(tuner)  # unknown tuner fails before any work
-    # the profile-guided tuner needs counters: live, every evaluation is also profiled with ncu
-    target, how = make_target(benchmark, gpu=gpu, backend=backend.value, counters=tuner.startswith("profile"))
+    tuner_obj = make_tuner(tuner, tuner_option)  # an unknown tuner or option fails before any work
+    # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu
+    request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters)
+    target, how = make_target(benchmark, backend=backend, request=request)
     console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     if out is None:

@@ -11,7 +11,7 @@ def space(
 ) -> None:
     """Show parameters, cardinality and constrained size of search spaces."""
     from bat.benchmark import benchmark_names, load_benchmark
-    from bat.cli import console
+    from bat.cli.console import console
 
     names = [name] if name else benchmark_names()
     t = Table(title="search spaces")

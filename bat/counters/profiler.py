@@ -22,12 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bat.benchmark import Benchmark, ProblemSize
 from bat.counters.metrics import SPEC_METRICS
 from bat.counters.ncu import collect_counters
 from bat.errors import BackendError, MissingDependencyError
-
-#: Problem sizes a profiled process can rebuild by name (bat.profile_one --size).
-SIZES = ("published", "small")
 
 
 @dataclass(frozen=True)
@@ -51,14 +49,19 @@ def kernel_name(bench: Any) -> str:
     return str(name)
 
 
-def profile_one_command(benchmark: str, config: Mapping[str, Any], *, size: str, seed: int,
+def profile_one_command(bench: Benchmark, config: Mapping[str, Any], *, size: ProblemSize, seed: int,
                         python: str = sys.executable) -> list[str]:
-    """The command line that compiles ``config`` and launches it once (``python -m bat.profile_one``)."""
-    if size not in SIZES:
-        raise BackendError(f"counters need a named problem size ({', '.join(SIZES)}), not {size!r}")
-    return [python, "-m", "bat.profile_one", "--benchmark", benchmark,
-            "--config", json.dumps(dict(config), sort_keys=True, separators=(",", ":")),
-            "--size", size, "--seed", str(seed)]
+    """The command line that compiles ``config`` and launches it once (``python -m bat.profile_one``).
+
+    The benchmark travels as its space file's path (so a space file outside the package is the
+    one profiled) and the size as a JSON object of its values.
+    """
+    return [python, "-m", "bat.profile_one", "--benchmark", str(bench.path),
+            "--config", _json(config), "--size", _json(size.values), "--seed", str(seed)]
+
+
+def _json(mapping: Mapping[str, Any]) -> str:
+    return json.dumps(dict(mapping), sort_keys=True, separators=(",", ":"))
 
 
 class CounterProfiler:
@@ -68,23 +71,19 @@ class CounterProfiler:
     recording fails before it measures anything.
     """
 
-    def __init__(self, benchmark: str, *, size: str, seed: int, ncu: str = "ncu",
+    def __init__(self, bench: Benchmark, *, size: ProblemSize, seed: int, ncu: str = "ncu",
                  metrics: Sequence[str] = SPEC_METRICS, timeout_s: float = 600.0) -> None:
-        from bat.benchmark import load_benchmark
-
         exe = shutil.which(ncu)
         if exe is None:
             raise MissingDependencyError(
                 f"--counters needs Nsight Compute's command-line profiler, but {ncu!r} is not on PATH "
                 "(install Nsight Compute or put its ncu on PATH)")
-        bench = load_benchmark(benchmark)
-        profile_one_command(bench.name, {}, size=size, seed=seed)  # checks the size now
-        self.benchmark, self.size, self.seed = bench.name, size, seed
+        self.bench, self.size, self.seed = bench, size, seed
         self.ncu, self.metrics, self.timeout_s = exe, tuple(metrics), timeout_s
         self.kernel = f"^{re.escape(kernel_name(bench))}$"
 
     def command(self, config: Mapping[str, Any]) -> list[str]:
-        return profile_one_command(self.benchmark, config, size=self.size, seed=self.seed)
+        return profile_one_command(self.bench, config, size=self.size, seed=self.seed)
 
     def profile(self, config: Mapping[str, Any]) -> Profile:
         """Run ``config`` once under ncu; metrics without a value are named in ``missing``."""

@@ -42,7 +42,7 @@ from bat.dataset import Dataset
 from bat.errors import TunerError
 from bat.problem import EvalResult, Problem
 from bat.tuner import Tuner
-from tuner_adapters.profile.analysis import REACTED, Constants, bottlenecks, reaction, scores, weights
+from tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
 from tuner_adapters.profile.sources import ExactSource, Geometry, NoCounters, PredictedSource
 
 #: CUDA cores of the GPUs the shipped data comes from (the parallelism bottleneck needs them)
@@ -76,6 +76,7 @@ class ProfileSearch(Tuner):
     announce: bool = True
 
     summary: ClassVar[str] = "profile-guided search: bottleneck analysis of counters steers a weighted random step"
+    needs_counters: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

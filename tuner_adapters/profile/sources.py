@@ -25,7 +25,7 @@ from bat.dataset import Dataset
 from bat.errors import BatError, TunerError
 from bat.expressions import LAUNCH_FUNCTIONS, parse_expression
 from bat.space import SearchSpace
-from tuner_adapters.profile.analysis import REACTED, local_overhead
+from tuner_adapters.profile.bottlenecks import REACTED, local_overhead
 from tuner_adapters.profile.model import CounterModel
 
 

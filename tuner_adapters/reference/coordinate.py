@@ -32,6 +32,7 @@ class CoordinateSearch(Tuner):
     #: one (step, improved) pair per finished round, for inspection
     rounds: list[tuple[float, bool]] = field(default_factory=list, init=False, repr=False)
     summary = "coordinate search: +-step per parameter, step x0.75 after a round without improvement, restarts"
+    budget_agnostic = True  # never reads the budget
 
     def __post_init__(self) -> None:
         if self.min_step < 1:

@@ -36,6 +36,7 @@ class GeneticAlgorithm(Tuner):
     #: children replaced by random configurations because breeding found no valid new one
     immigrants: int = field(default=0, init=False)
     summary = "genetic algorithm: tournament selection, uniform crossover, rare mutation, valid offspring only"
+    budget_agnostic = True  # population and generations do not depend on the budget
 
     def __post_init__(self) -> None:
         if self.population < 2:

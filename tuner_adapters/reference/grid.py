@@ -21,6 +21,7 @@ class GridSearch(Tuner):
 
     chunk: int = 1 << 16
     summary = "exhaustive search of the valid configurations in flat-id order (last parameter fastest)"
+    budget_agnostic = True  # enumerates in id order whatever the budget
 
     def __post_init__(self) -> None:
         if self.chunk < 1:

@@ -35,6 +35,7 @@ class NelderMead(Tuner):
     #: how many times the search restarted (convergence or stall), for inspection
     restarts: int = field(default=0, init=False)
     summary = "Nelder-Mead on the index grid, rounded to the nearest valid configuration, restarted on convergence"
+    budget_agnostic = True  # never reads the budget
 
     def __post_init__(self) -> None:
         if self.alpha <= 0 or self.gamma <= 1 or not 0 < self.rho < 1 or not 0 < self.sigma < 1:

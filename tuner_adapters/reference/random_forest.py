@@ -32,6 +32,8 @@ class RandomForestSearch(Tuner):
     n_trees: int = 100
     max_candidates: int = 1 << 16
     summary = "random-forest model (scikit-learn) trained on random samples; evaluates its top predictions"
+    budget_agnostic = True  # fixed initial sample and top-k batches, repeated until the budget is spent
+    slow = True  # fits a forest per batch: seconds on a tiny space
 
     def __post_init__(self) -> None:
         for name in ("n_initial", "top_k", "n_trees", "max_candidates"):

@@ -21,6 +21,7 @@ class RandomSearch(Tuner):
 
     batch: int = 256
     summary = "uniform random sampling of valid configurations, without replacement"
+    budget_agnostic = True  # draws uniformly without replacement; a prefix of a longer draw is a uniform draw
 
     def __post_init__(self) -> None:
         if self.batch < 1:

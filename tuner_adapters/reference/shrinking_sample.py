@@ -44,6 +44,7 @@ class ShrinkingSample(Tuner):
     #: the median grids evaluated, one list of per-parameter medians per round (for inspection)
     rounds: list[list[list[int]]] = field(default_factory=list, init=False, repr=False)
     summary = "shrinking sample (Li and Agrawal): grids of section medians, narrowing to the best section"
+    budget_agnostic = True  # never reads the budget
 
     def __post_init__(self) -> None:
         if self.k < 2:

@@ -4,11 +4,11 @@ Pipeline: the work list (every valid configuration in id order, or a seeded
 uniform sample of them) -> compile jobs -> a process pool that compiles ahead
 of the device -> the executor measures each compiled configuration, in
 work-list order -> one journal line per finished configuration
-(bat.checkpoint) -> merged into a dataset at the end, or whenever the run
+(bat.recording.journal) -> merged into a dataset at the end, or whenever the run
 stops early (``partial`` then says so).
 
 Everything here is device-neutral: the device sits behind an ``Executor``
-(bat.backends.live.LiveSession on a GPU). Every failure of a configuration is
+(bat.backends.live.session.LiveSession on a GPU). Every failure of a configuration is
 data: a compile error comes back from the pool as a ``CompileResult`` with
 its log and is recorded without reaching the device; the executor reports
 launch failures, wrong outputs and timeouts as statuses. A run stops early,
@@ -38,12 +38,12 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from bat.checkpoint import Journal
-from bat.compiling import CompileJob, Compiler, CompileResult, compile_ahead
+from bat.compiling import CompileJob, Compiler, CompileResult, compile_ahead, compile_failure
 from bat.counters.profiler import Profile, counter_provenance
 from bat.dataset import CORE_COLUMNS, RESOURCE_COLUMNS, Dataset, DatasetMeta, Status, make_frame
 from bat.errors import DatasetError
 from bat.problem import EvalResult
+from bat.recording.journal import Journal
 from bat.space import SearchSpace
 
 
@@ -80,7 +80,7 @@ def sample_valid(space: SearchSpace, n: int, seed: int) -> WorkList:
 
 # -- what the device side provides ---------------------------------------------------------
 class Executor(Protocol):
-    """The device side of a recording (bat.backends.live.LiveSession on a GPU)."""
+    """The device side of a recording (bat.backends.live.session.LiveSession on a GPU)."""
 
     compiler: Compiler  # a module-level function: it runs in worker processes
     broken: str | None  # set when the device can no longer be trusted in this process
@@ -232,13 +232,6 @@ def run_recording(
 def _config(space: SearchSpace, key: int) -> dict[str, Any]:
     row = space.from_ids(np.array([key], dtype=np.int64))[0]
     return {k: v.item() if isinstance(v, np.generic) else v for k, v in space.config(row).items()}
-
-
-def compile_failure(config: Mapping[str, Any], compiled: CompileResult) -> EvalResult:
-    """The result of a configuration that did not compile (it never reaches the device)."""
-    ms = compiled.seconds * 1000.0
-    return EvalResult(config=dict(config), status=Status.COMPILE_ERROR, compile_ms=ms,
-                      cost_s=compiled.seconds, message=compiled.first_error())
 
 
 def to_record(key: int, result: EvalResult) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bat.compare.assess import random_times
-from bat.compare.campaign import Campaign
-from bat.compare.store import RunRecord
+from analysis.compare.assess import random_times
+from analysis.compare.campaign import Campaign
+from analysis.compare.store import RunRecord
 
 
 def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -> list[Path]:

@@ -1,9 +1,8 @@
-"""One tuner run, wired end to end: space -> problem -> backend -> tuner -> trace.
+"""The run driver: one tuner on one target, wired end to end (problem -> tuner -> trace).
 
-``run_tuner`` is what ``bat run`` and ``bat compare`` call: it picks the
-backend (live on a GPU when asked and available, replay of a recorded
-dataset otherwise), builds the Problem with a trace recorder attached, runs
-the tuner with a seeded generator, and returns the run's summary.
+``run_tuner`` is what ``bat run`` and ``bat compare`` call: given a target
+(bat.targets), it builds the Problem with a trace recorder attached, runs the
+tuner with a seeded generator, and returns the run's summary.
 """
 
 from __future__ import annotations
@@ -17,14 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.backends.replay import ReplayBackend
-from bat.benchmark import Benchmark, load_benchmark
-from bat.dataset import Dataset
-from bat.errors import BackendError
-from bat.importers import dataset_space
-from bat.problem import Backend, Budget, EvalResult, Problem
-from bat.registry import find_dataset, make_tuner
-from bat.space import SearchSpace
+from bat.problem import Budget, EvalResult, Problem
+from bat.registry import make_tuner
+from bat.targets import Target
 from bat.trace import TraceRecorder
 from bat.tuner import Tuner
 
@@ -63,68 +57,6 @@ class RunResult:
     def invalid_rate(self) -> float:
         proposals = self.evaluated + self.rejected + self.repeated
         return self.rejected / proposals if proposals else 0.0
-
-
-@dataclass
-class Target:
-    """What a run tunes: a space behind a backend, plus what is known of its optimum."""
-
-    benchmark: str
-    gpu: str
-    space: SearchSpace
-    backend: Backend
-    best_known_ms: float | None
-
-
-def replay_target(benchmark: str, gpu: str | None = None, dataset: Dataset | None = None) -> Target:
-    """A replay target from a shipped dataset (or the one given)."""
-    if dataset is None:
-        dataset = Dataset.load(find_dataset(benchmark, gpu).path)
-    space = dataset_space(dataset)
-    dataset.check_space(space)
-    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, ReplayBackend(dataset), dataset.best_ms)
-
-
-def gpu_available() -> bool:
-    """True when CuPy imports and sees at least one CUDA device."""
-    try:
-        import cupy
-    except ImportError:
-        return False
-    try:
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # CuPy raises its own CUDA errors when no driver is present
-        return False
-
-
-def command_target(bench: Benchmark, *, small: bool = False) -> Target:
-    """A target that compiles and runs a command benchmark's program on this host."""
-    from bat.backends.command import command_backend
-    from bat.backends.command_record import host_id
-
-    return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None)
-
-
-def make_target(benchmark: str, *, gpu: str | None = None, backend: str = "auto",
-                counters: bool = False) -> tuple[Target, str]:
-    """The target of ``bat run``: live on a GPU or replay; the second value says which and why."""
-    if backend not in ("auto", "replay", "live", "command"):
-        raise BackendError(f"unknown backend {backend!r}; valid: auto, replay, live, command")
-    bench = load_benchmark(benchmark)  # an unknown name fails here, listing the valid ones
-    if bench.command and backend in ("auto", "command"):
-        return command_target(bench), "running its commands on this host"
-    if backend == "command":
-        raise BackendError(f"{bench.path}: benchmark {bench.name} has no command section")
-    benchmark = bench.name
-    # a benchmark without a CUDA kernel (recorded data only, e.g. coulomb) always replays under auto
-    if backend == "live" or (backend == "auto" and bench.kernel and gpu_available()):
-        from bat.backends.live import live_target  # needs CuPy
-
-        how = "live on the GPU" + (", with Nsight Compute counters" if counters else "")
-        return live_target(benchmark, counters=counters), how
-    target = replay_target(benchmark, gpu)
-    why = "no GPU found, replaying" if backend == "auto" else "replaying"
-    return target, why
 
 
 def run_tuner(

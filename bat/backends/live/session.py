@@ -1,4 +1,4 @@
-"""Live CuPy backend: compile a configuration with NVRTC, run it on the GPU, time and verify it.
+"""The measuring session on a GPU: load a compiled configuration, run it, time and verify it.
 
 One ``LiveSession`` holds a benchmark at one problem size on one device: the
 inputs (already on the device before any timer starts), the reference outputs
@@ -17,7 +17,7 @@ it is still running after the grace period, or after a sticky CUDA error
 (illegal address), the session marks itself ``broken`` and only a fresh
 process (``bat record --resume``) gets a usable device back.
 
-The same session is the executor of ``bat record`` (bat.record): there the
+The same session is the executor of ``bat record`` (bat.recording.engine): there the
 NVRTC compilation runs ahead in worker processes (``cupy_compiler``, NVRTC
 through CuPy's bindings, no CUDA context needed) and only the cubin reaches
 this process. CuPy is imported only when a session starts.
@@ -31,22 +31,21 @@ from __future__ import annotations
 
 import ctypes
 import math
-import re
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bat.backends.live.device import cupy_module, device_info
+from bat.benchmark import Benchmark, ProblemSize
 from bat.compiling import CompileJob, CompileResult, cupy_compiler
 from bat.dataset import Status
-from bat.errors import BackendError, MissingDependencyError
+from bat.errors import BackendError
+from bat.kernel import load_runner
 from bat.problem import EvalResult
-from bat.record import compile_failure
 
 #: Timed runs after the warm-up (the published data used 7 and more).
 DEFAULT_REPEATS = 7
@@ -56,53 +55,6 @@ DEFAULT_TIMEOUT_S = 10.0
 INPUT_SEED = 0
 
 
-def _cupy():
-    try:
-        import cupy
-    except ImportError as exc:
-        raise MissingDependencyError(f"the live backend needs CuPy: {exc}") from exc
-    return cupy
-
-
-def short_gpu_name(name: str) -> str:
-    """A dataset GPU id from a device name: ``NVIDIA GeForce RTX 3090`` -> ``RTX_3090``."""
-    name = re.sub(r"^(NVIDIA\s+)?(GeForce\s+|Tesla\s+|Quadro\s+)?", "", name.strip())
-    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") or "GPU"
-
-
-def _version(v: int) -> str:
-    return f"{v // 1000}.{(v % 1000) // 10}"
-
-
-def device_info(device_id: int = 0) -> dict[str, Any]:
-    """Name, compute capability, clocks and software versions of a CUDA device."""
-    cp = _cupy()
-    rt = cp.cuda.runtime
-    props = rt.getDeviceProperties(device_id)
-    name = props["name"]
-    name = name.decode() if isinstance(name, bytes) else str(name)
-    attrs = getattr(cp.cuda.Device(device_id), "attributes", {})
-    driver_module = ""
-    proc = Path("/proc/driver/nvidia/version")
-    if proc.is_file() and (m := re.search(r"Kernel Module\s+(\S+)", proc.read_text())):
-        driver_module = m.group(1)
-    nv_major, nv_minor = cp.cuda.nvrtc.getVersion()
-    return {
-        "gpu_name": name,
-        "compute_capability": cp.cuda.Device(device_id).compute_capability,
-        "sm_count": props.get("multiProcessorCount"),
-        "max_sm_clock_mhz": (attrs.get("ClockRate") or props.get("clockRate") or 0) / 1000 or None,
-        "max_memory_clock_mhz": (attrs.get("MemoryClockRate") or props.get("memoryClockRate") or 0)
-        / 1000 or None,
-        "memory_bytes": props.get("totalGlobalMem"),
-        "driver": driver_module or _version(rt.driverGetVersion()),
-        "cuda_driver_api": _version(rt.driverGetVersion()),
-        "cuda_runtime": _version(rt.runtimeGetVersion()),
-        "nvrtc": f"{nv_major}.{nv_minor}",
-        "cupy": cp.__version__,
-    }
-
-
 class _Timeout(Exception):
     pass
 
@@ -110,37 +62,35 @@ class _Timeout(Exception):
 class LiveSession:
     """A benchmark at one problem size on one GPU; measures compiled configurations.
 
-    It is also the ``Executor`` of bat.record (``compiler``, ``job``, ``measure``, ``broken``).
+    It is also the ``Executor`` of bat.recording.engine (``compiler``, ``job``, ``measure``,
+    ``broken``). ``bench`` may be any loaded benchmark with a kernel section, a space file given
+    by path included.
     """
 
     compiler = staticmethod(cupy_compiler)
 
     def __init__(
         self,
-        benchmark: str,
-        size: str | Mapping[str, int] | None = None,
+        bench: Benchmark,
+        size: ProblemSize,
         *,
         repeats: int = DEFAULT_REPEATS,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         seed: int = INPUT_SEED,
         device_id: int = 0,
     ) -> None:
-        from bat.benchmark import load_benchmark
-        from bat.kernel import load_runner
-
         if repeats < 1:
             raise BackendError(f"repeats must be >= 1, got {repeats}")
-        self.bench = load_benchmark(benchmark)
-        self.runner = load_runner(self.bench.name)
-        self.size_name, self.size = _size(self.bench, size)
+        self.bench, self.size = bench, size
+        self.runner = load_runner(bench)
         self.repeats, self.timeout_s, self.seed = repeats, timeout_s, seed
-        source = Path(self.bench.directory) / self.bench.kernel.get("source", self.runner.source)
+        source = self.runner.source_path()
         self.source_name, self.source = source.name, source.read_text()
-        self.cp = _cupy()
+        self.cp = cupy_module()
         self.cp.cuda.Device(device_id).use()
         self.info = device_info(device_id)
         self.arch = f"sm_{self.info['compute_capability']}"
-        self.host = self.runner.make_inputs(self.size, seed)
+        self.host = self.runner.make_inputs(self.size.values, seed)
         symbols = set(self.runner.symbol_names())
         self.dev = {n: self.cp.asarray(a) for n, a in self.host.items() if n not in symbols}
         self._reference: dict | None = None
@@ -153,20 +103,19 @@ class LiveSession:
     def reference(self) -> dict:
         """The expected outputs (computed on first use, then kept)."""
         if self._reference is None:
-            self._reference = self.runner.reference(self.host, self.size)
+            self._reference = self.runner.reference(self.host, self.size.values)
         return self._reference
 
     def input_recipe(self) -> dict[str, Any]:
-        return self.runner.input_recipe(self.size, self.seed)
+        return self.runner.input_recipe(self.size.values, self.seed)
 
     def job(self, key: int, config: Mapping[str, Any]) -> CompileJob:
-        macros = self.runner.macros(config, self.size)
+        macros = self.runner.macros(config, self.size.values)
         return CompileJob(key, self.source, dict(macros), self.arch, self.source_name)
 
     def describe(self) -> str:
-        size = ", ".join(f"{k}={v}" for k, v in self.size.items())
         return (f"live on {self.info['gpu_name']} ({self.arch}): {self.bench.name} at the "
-                f"{self.size_name} size ({size}), {self.repeats} timed runs after a warm-up")
+                f"{self.size.describe()}, {self.repeats} timed runs after a warm-up")
 
     # -- measuring -----------------------------------------------------------------------
     def measure(self, config: Mapping[str, Any], compiled: CompileResult) -> EvalResult:
@@ -186,7 +135,7 @@ class LiveSession:
                 cost_s=(compile_ms + bench_ms) / 1000.0, message=message, extra=extra)
 
         try:
-            launches = self.runner.launches(cfg, self.size)
+            launches = self.runner.launches(cfg, self.size.values)
         except Exception as exc:  # geometry this configuration cannot have is its failure
             return result(Status.RUNTIME_ERROR, f"launch geometry: {type(exc).__name__}: {exc}")
         try:
@@ -218,7 +167,7 @@ class LiveSession:
 
     def launch_once(self, config: Mapping[str, Any], compiled: CompileResult) -> None:
         """Load and run one compiled configuration once, untimed and unverified (for a profiler)."""
-        launches = self.runner.launches(dict(config), self.size)
+        launches = self.runner.launches(dict(config), self.size.values)
         kernels = self._load(compiled.cubin, {launch.kernel for launch in launches})
         if refused := _over_limits(kernels, launches):
             raise BackendError(refused)
@@ -294,18 +243,6 @@ class LiveSession:
         self._tmp.cleanup()
 
 
-def _size(bench: Any, size: str | Mapping[str, int] | None) -> tuple[str, dict[str, Any]]:
-    if size is None or size == "published":
-        return "published", dict(bench.problem_size)
-    if size == "small":
-        if not bench.small_problem_size:
-            raise BackendError(f"{bench.path}: small_problem_size: this benchmark has none")
-        return "small", {**bench.problem_size, **bench.small_problem_size}
-    if isinstance(size, str):
-        raise BackendError(f"unknown problem size {size!r}; valid: published, small")
-    return "custom", {**bench.problem_size, **size}
-
-
 def _resources(kernels: Mapping[str, Any], launches: list, compiled: CompileResult
                ) -> dict[str, float]:
     """Static resources of the first launch's kernel (CUDA attributes, spills from ptxas)."""
@@ -335,84 +272,3 @@ def _over_limits(kernels: Mapping[str, Any], launches: list) -> str:
                     f"allows {attrs['max_threads_per_block']} ({attrs['num_regs']} registers "
                     "per thread): too many resources requested for launch")
     return ""
-
-
-class LiveBackend:
-    """The Backend of ``bat run`` on a GPU: compiles in this process, then measures.
-
-    With ``counters=True`` every configuration measured ok is also profiled
-    under ncu in a separate process (bat.counters.profiler): the Problem does
-    not tell the backend which evaluations a tuner wants profiled, so all are.
-    That costs seconds of wall time per configuration; it lands in
-    ``extra["profile_ms"]``, not in ``cost_s``, and the Problem charges it for
-    a profiled re-run of an evaluated configuration.
-    """
-
-    name = "live"
-
-    def __init__(self, session: LiveSession, *, counters: bool = False, ncu: str = "ncu") -> None:
-        from bat.counters.profiler import CounterProfiler
-
-        self.session = session
-        self._key = 0
-        self.profiler = (CounterProfiler(session.bench.name, size=session.size_name, seed=session.seed,
-                                         ncu=ncu) if counters else None)
-
-    def describe(self) -> str:
-        if self.profiler is None:
-            return self.session.describe()
-        return (f"{self.session.describe()}; every ok evaluation profiled: {self.profiler.describe()}, "
-                "seconds each")
-
-    def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
-        self._key += 1
-        compiled = cupy_compiler(self.session.job(self._key, config))
-        if not compiled.ok:
-            return compile_failure(config, compiled)
-        result = self.session.measure(config, compiled)
-        if self.profiler is None or not result.ok:
-            return result
-        profile = self.profiler.profile(config)  # after the timed runs, in another process
-        return replace(result, extra={**result.extra, **profile.extra()})
-
-    def close(self) -> None:
-        self.session.close()
-
-
-def live_target(benchmark: str, size: str | Mapping[str, int] | None = None, *,
-                gpu: str | None = None, repeats: int = DEFAULT_REPEATS,
-                timeout_s: float = DEFAULT_TIMEOUT_S, counters: bool = False):
-    """The target of ``bat run`` on the GPU (no best known time: nothing is replayed)."""
-    from bat.runner import Target
-
-    session = LiveSession(benchmark, size, repeats=repeats, timeout_s=timeout_s)
-    name = gpu or short_gpu_name(session.info["gpu_name"])
-    backend = LiveBackend(session, counters=counters)
-    return Target(session.bench.name, name, session.bench.space, backend, None)
-
-
-def provenance_meta(session: LiveSession, gpu: str | None = None) -> dict[str, Any]:
-    """DatasetMeta fields describing a recording made with ``session`` (partial/n_expected aside)."""
-    info = session.info
-    return {
-        "benchmark": session.bench.name,
-        "space_hash": session.bench.space.space_hash,
-        "gpu": gpu or short_gpu_name(info["gpu_name"]),
-        "gpu_name": info["gpu_name"],
-        "problem_size": dict(session.size),
-        "input_recipe": session.input_recipe(),
-        "driver": info["driver"],
-        "toolkit": f"CUDA runtime {info['cuda_runtime']}, NVRTC {info['nvrtc']}, CuPy {info['cupy']}",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "source": "bat record (live CuPy backend)",
-        "licence": "MIT",
-        "notes": f"{session.size_name} problem size; objective = mean of {session.repeats} timed "
-                 "runs after one warm-up run (CUDA events, data on the device)",
-        "extra": {
-            **{k: v for k, v in info.items() if k not in ("gpu_name", "driver")},
-            "arch": session.arch,
-            "repeats": session.repeats,
-            "timeout_s": session.timeout_s,
-            "size_name": session.size_name,
-        },
-    }

@@ -14,42 +14,24 @@ later campaign (an unchanged tuner reproduces its baseline exactly).
 
 Budgets. A run with budget B records its trace; the best configuration after
 its first k charged evaluations is what a run with budget k would have found
-*if the tuner does not look at the budget*. For the tuners in
-``BUDGET_AGNOSTIC`` one run at the largest budget therefore serves every
-smaller budget (its trace prefixes); every other tuner (any tuner not listed,
-including tuners given by import path) is run once per budget, which is
-always correct, only slower.
+*if the tuner does not look at the budget*. For a tuner that declares itself
+``budget_agnostic`` (a capability on its class, bat.tuner) one run at the
+largest budget therefore serves every smaller budget (its trace prefixes);
+every other tuner is run once per budget, which is always correct, only
+slower.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bat.errors import BatError, UnknownNameError
-from bat.registry import make_tuner, tuner_names
+from bat.errors import BatError
+from bat.registry import make_tuner
 from bat.tuner import Tuner
-
-#: Registered tuners whose run with budget k equals the first k charged evaluations of a
-#: longer run with the same seed (in distribution only for reference:random), with the
-#: reason; tests/test_compare_campaign.py checks the trace prefixes. Not listed, so run
-#: per budget: smac (its initial design scales with n_trials), kernel_tuner:* (max_fevals),
-#: profile, and optuna:gp / optuna:cmaes (not checked: their extra packages are missing here).
-BUDGET_AGNOSTIC: dict[str, str] = {
-    "reference:random": "draws uniformly without replacement; a prefix of a longer draw is a uniform draw",
-    "reference:grid": "enumerates in id order whatever the budget",
-    "reference:genetic": "population and generations do not depend on the budget",
-    "reference:coordinate": "never reads the budget",
-    "reference:nelder_mead": "never reads the budget",
-    "reference:shrinking_sample": "never reads the budget",
-    "reference:random_forest": "fixed initial sample and top-k batches, repeated until the budget is spent",
-    "optuna": "TPE never sees the budget (ask/tell until the problem is exhausted)",
-    "optuna:random": "the sampler never sees the budget",
-}
 
 
 class CampaignError(BatError, ValueError):
@@ -79,27 +61,13 @@ class TunerSpec:
         return cls(label, spec)
 
     @property
-    def registered(self) -> bool:
-        return self.spec in tuner_names()
-
-    @property
     def budget_agnostic(self) -> bool:
-        return self.registered and self.spec in BUDGET_AGNOSTIC
+        """The tuner's own declaration (bat.tuner capabilities)."""
+        return bool(self.build().budget_agnostic)
 
     def build(self) -> Tuner:
-        """A fresh tuner object (imports its library)."""
-        if self.registered:
-            return make_tuner(self.spec)
-        module_name, sep, attr = self.spec.partition(":")
-        if not sep or "." not in module_name:
-            raise UnknownNameError("tuner", self.spec, [*tuner_names(), "package.module:Class"])
-        try:
-            cls = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise CampaignError(f"tuner {self.spec!r} (label {self.label}): cannot import it: {exc}") from exc
-        if not (isinstance(cls, type) and issubclass(cls, Tuner)):
-            raise CampaignError(f"tuner {self.spec!r} (label {self.label}) is not a bat.tuner.Tuner subclass")
-        return cls()
+        """A fresh tuner object (a registered name or ``package.module:Class``)."""
+        return make_tuner(self.spec)
 
 
 @dataclass(frozen=True)
@@ -178,7 +146,7 @@ class Campaign:
         """Per tuner label: how its budgets were obtained, in words."""
         return {
             t.label: (f"one run at {max(self.budgets)} evaluations, smaller budgets from its trace "
-                      f"({BUDGET_AGNOSTIC[t.spec]})" if t.budget_agnostic else "one run per budget")
+                      "(the tuner declares itself budget-agnostic)" if t.budget_agnostic else "one run per budget")
             for t in self.tuners
         }
 

@@ -26,7 +26,7 @@ from bat.commandspec import CommandSpec
 from bat.dataset import Dataset, DatasetMeta
 from bat.nvrtc import CompileResult
 from bat.problem import EvalResult
-from bat.record import (
+from bat.recording.engine import (
     CompileJob,
     Outcome,
     RecordPlan,

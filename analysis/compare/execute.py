@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.backends.replay import ReplayBackend
-from bat.compare.campaign import Campaign, RunSpec
-from bat.compare.store import RunRecord, RunStore
+from analysis.compare.campaign import Campaign, RunSpec
+from analysis.compare.store import RunRecord, RunStore
+from bat.driver import run_tuner
 from bat.errors import MissingDependencyError
 from bat.problem import Budget
-from bat.runner import Target, make_target, replay_target, run_tuner
+from bat.targets import Target, TargetRequest, make_target, replay_target
 
 _TARGETS: dict[tuple[str, str, str], Target] = {}
 
@@ -53,7 +53,7 @@ def load_target(benchmark: str, gpu: str, backend: str = "replay") -> Target:
         if backend == "replay":
             _TARGETS[key] = replay_target(benchmark, gpu)
         else:
-            _TARGETS[key] = make_target(benchmark, gpu=gpu, backend=backend)[0]
+            _TARGETS[key] = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))[0]
     return _TARGETS[key]
 
 
@@ -108,16 +108,16 @@ def _budget_result(trace: pd.DataFrame, params: list[str], budget: int, target: 
 
 def remeasure(target: Target, config: dict[str, Any], n: int, rng: np.random.Generator) -> list[float]:
     """``n`` more measurements of ``config`` (replay: draws from its recorded times)."""
-    backend = target.backend
-    if isinstance(backend, ReplayBackend):
-        i = backend.lookup(config)
-        times = list(backend.dataset.frame["times_ms"].iloc[i]) if i is not None else []
+    data = target.dataset
+    if data is not None:
+        i = data.row_of(config)
+        times = list(data.frame["times_ms"].iloc[i]) if i is not None else []
         if not times:  # a row without repeated times: its recorded objective is all there is
-            return [] if i is None else [float(backend.dataset.frame["objective_ms"].iloc[i])] * n
+            return [] if i is None else [float(data.frame["objective_ms"].iloc[i])] * n
         return rng.choice(np.asarray(times, dtype=float), size=n, replace=True).tolist()
     out = []
     for _ in range(n):
-        r = backend.evaluate(config)
+        r = target.backend.evaluate(config)
         if r.ok and r.objective_ms is not None:
             out.append(float(r.objective_ms))
     return out

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bat.compare.campaign import Campaign
-from bat.compare.stats import cles, holm, mwu, summary
-from bat.compare.store import RunRecord
+from analysis.compare.campaign import Campaign
+from analysis.compare.stats import cles, holm, mwu, summary
+from analysis.compare.store import RunRecord
 from bat.errors import DatasetError
 
 CELL = ["label", "benchmark", "gpu", "budget"]
@@ -103,13 +103,12 @@ def random_times(benchmark: str, gpu: str, backend: str = "replay") -> np.ndarra
 
     None for a target that is not replayed (no recorded data to compute from).
     """
-    from bat.backends.replay import ReplayBackend
-    from bat.compare.execute import load_target
+    from analysis.compare.execute import load_target
 
     target = load_target(benchmark, gpu, backend)
-    if not isinstance(target.backend, ReplayBackend):
+    if target.dataset is None:
         return None
-    ok = target.backend.dataset.ok["objective_ms"].to_numpy(dtype=float)
+    ok = target.dataset.ok["objective_ms"].to_numpy(dtype=float)
     n_total = int(target.space.count_valid())
     if len(ok) > n_total:
         raise DatasetError(f"dataset {benchmark}/{gpu} has {len(ok)} valid rows, its space only {n_total}")

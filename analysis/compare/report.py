@@ -17,17 +17,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.compare import assess
-from bat.compare.assess import Analysis
-from bat.compare.campaign import Campaign
-from bat.compare.store import RunRecord
+from analysis.compare import assess
+from analysis.compare.assess import Analysis
+from analysis.compare.campaign import Campaign
+from analysis.compare.store import RunRecord
 
 #: Significant pairwise differences listed in the Markdown (all are in the JSON).
 MAX_PAIR_ROWS = 40
 
 
 def definitions() -> str:
-    """The definitions of every number (the docstring of ``bat.compare.assess``)."""
+    """The definitions of every number (the docstring of ``analysis.compare.assess``)."""
     return (assess.__doc__ or "").strip()
 
 
@@ -172,7 +172,7 @@ def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: li
     paths["summary"].write_text(markdown(campaign, analysis))
     write_json(paths["json"], campaign, analysis, records)
     if plots:
-        from bat.compare.plots import convergence_plots
+        from analysis.compare.plots import convergence_plots
 
         for p in convergence_plots(campaign, records, out / "plots"):
             paths[p.stem] = p

@@ -1,0 +1,5 @@
+"""The live CuPy backend, split by job: ``device`` (is there a GPU, what is it), ``session``
+(measuring compiled configurations on it) and ``backend`` (the Backend of ``bat run``).
+
+Nothing here imports CuPy until a session starts or the device is probed.
+"""

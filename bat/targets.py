@@ -1,0 +1,127 @@
+"""What a run tunes: a space behind a backend, chosen from the command line's words.
+
+``make_target`` is the one place that turns "benchmark B, GPU G, backend
+auto/replay/live/command" into a ``Target``: live on a GPU when asked and
+available, the benchmark's own commands when its space file has a command
+section, replay of a recorded dataset otherwise. The backends know nothing
+of this choice; this module depends on them, never the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bat.backends.replay import ReplayBackend
+from bat.benchmark import Benchmark, ProblemSize, load_benchmark
+from bat.dataset import Dataset
+from bat.errors import BackendError
+from bat.importers import dataset_space
+from bat.problem import Backend
+from bat.registry import find_dataset
+from bat.space import SearchSpace
+
+
+@dataclass
+class Target:
+    """A space behind a backend, plus what is known of its optimum and where the data came from."""
+
+    benchmark: str
+    gpu: str
+    space: SearchSpace
+    backend: Backend
+    best_known_ms: float | None
+    dataset: Dataset | None = None  # the recorded data a replay target answers from
+    dataset_path: Path | None = None
+
+
+def replay_target(benchmark: str, gpu: str | None = None, dataset: Dataset | None = None,
+                  *, path: Path | None = None) -> Target:
+    """A replay target from a shipped dataset (or the one given)."""
+    if dataset is None:
+        entry = find_dataset(benchmark, gpu)
+        dataset, path = Dataset.load(entry.path), entry.path
+    space = dataset_space(dataset)
+    dataset.check_space(space)
+    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, ReplayBackend(dataset), dataset.best_ms,
+                  dataset, path)
+
+
+def command_target(bench: Benchmark, *, small: bool = False) -> Target:
+    """A target that compiles and runs a command benchmark's program on this host."""
+    from bat.backends.command import command_backend
+    from bat.recording.command import host_id
+
+    return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None)
+
+
+def live_target(bench: Benchmark, size: ProblemSize | None = None, *, gpu: str | None = None,
+                counters: bool = False) -> Target:
+    """A target on this machine's GPU (no best known time: nothing is replayed). Needs CuPy."""
+    from bat.backends.live.backend import LiveBackend
+    from bat.backends.live.device import short_gpu_name
+    from bat.backends.live.session import LiveSession
+
+    session = LiveSession(bench, size or bench.size())
+    name = gpu or short_gpu_name(session.info["gpu_name"])
+    return Target(bench.name, name, bench.space, LiveBackend(session, counters=counters), None)
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    """What the command line asked for beyond the benchmark and the backend's name."""
+
+    gpu: str | None = None
+    size: ProblemSize | None = None
+    counters: bool = False
+
+
+#: A backend's entry in the ``bat.backends`` group: a benchmark and a request -> a Target.
+TargetFactory = Callable[[Benchmark, TargetRequest], Target]
+
+
+def replay_for(bench: Benchmark, request: TargetRequest) -> Target:
+    """Backend ``replay``: the recorded dataset of the benchmark on the requested GPU."""
+    return replay_target(bench.name, request.gpu)
+
+
+def live_for(bench: Benchmark, request: TargetRequest) -> Target:
+    """Backend ``live``: this machine's GPU through CuPy."""
+    return live_target(bench, request.size, gpu=request.gpu, counters=request.counters)
+
+
+def command_for(bench: Benchmark, request: TargetRequest) -> Target:
+    """Backend ``command``: the benchmark's own compile and run commands on this host."""
+    if bench.command_spec is None:
+        raise BackendError(f"{bench.path}: benchmark {bench.name} has no command section")
+    return command_target(bench, small=request.size is not None and request.size.name == "small")
+
+
+def make_target(benchmark: str | Benchmark, *, backend: str = "auto",
+                request: TargetRequest | None = None) -> tuple[Target, str]:
+    """The target of ``bat run``; the second value says which backend was chosen and why.
+
+    ``auto``: the benchmark's commands when its space file has a command section, live on a
+    GPU when the benchmark has a CUDA kernel and a GPU is present, replay otherwise. Any other
+    name is looked up in the ``bat.backends`` registry.
+    """
+    from bat.backends.live.device import gpu_available
+    from bat.registry import backend_factory
+
+    request = request or TargetRequest()
+    bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+    why = ""
+    if backend == "auto":
+        if bench.command_spec is not None:
+            backend, why = "command", "running its commands on this host"
+        elif bench.kernel and gpu_available():  # a benchmark without a kernel (e.g. coulomb) replays
+            backend = "live"
+        else:
+            backend, why = "replay", "no GPU found, replaying"
+    factory: TargetFactory = backend_factory(backend)
+    target = factory(bench, request)
+    if not why:
+        why = {"live": "live on the GPU" + (", with Nsight Compute counters" if request.counters else ""),
+               "replay": "replaying", "command": "running its commands on this host"}.get(backend, backend)
+    return target, why
