@@ -96,6 +96,9 @@ def run_tuner(
     s = problem.stats
     meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
                 tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall)
+    report = tuner_obj.run_report()
+    if report:
+        meta["tuner_report"] = report
     result = RunResult(
         tuner=name, seed=seed, benchmark=target.benchmark, gpu=target.gpu,
         backend=target.backend.name, backend_description=target.backend.describe(),

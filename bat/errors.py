@@ -51,3 +51,12 @@ class ConvergenceError(BatError, RuntimeError):
 
 class RegistryError(BatError, LookupError):
     """An entry point that cannot be loaded or is not what its group expects."""
+
+
+class ProtocolError(BatError, ValueError):
+    """A protocol message that cannot be served (bat.protocol): ``code`` and the ``field`` at fault."""
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        self.code, self.field = code, field
+        super().__init__(f"{field}: {message}" if field else message)
+        self.detail = message

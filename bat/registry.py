@@ -7,7 +7,9 @@ either a ``Tuner`` subclass (registered under the entry point's name) or a
 mapping of variants to ``TunerEntry`` (registered as ``NAME`` for the key
 ``""`` and ``NAME:KEY`` for the others), whose ``"module:Class"`` strings
 keep listing free of tuning libraries. A tuner can also be named by import
-path, ``package.module:Class``. Backends (``bat.backends``) map a name to a
+path, ``package.module:Class``, or by a scheme, ``SCHEME:TEXT``: the group
+``bat.tuner_schemes`` maps a scheme (``exec``) to a Tuner subclass whose
+class method ``scheme_arguments(TEXT)`` gives its keyword arguments. Backends (``bat.backends``) map a name to a
 factory of targets (bat.targets). Entry points are read once per process,
 lazily.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +33,7 @@ from bat.tuner import Tuner, TunerEntry, parse_tuner_options
 #: GPU replayed when none is named: the one GPU with complete data for every shipped benchmark.
 DEFAULT_GPU = "RTX_3090"
 TUNER_GROUP = "bat.tuners"
+SCHEME_GROUP = "bat.tuner_schemes"
 BACKEND_GROUP = "bat.backends"
 
 
@@ -54,6 +58,41 @@ def _tuners() -> dict[str, TunerEntry]:
     return table
 
 
+@cache
+def _schemes() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=SCHEME_GROUP)}
+
+
+def scheme_names() -> list[str]:
+    """Every registered tuner scheme (``exec``), sorted."""
+    return sorted(_schemes())
+
+
+def scheme_summary(scheme: str) -> str:
+    """The one line of a scheme's tuner class."""
+    return _scheme_class(scheme, "")[0].summary
+
+
+def scheme_of(spec: str) -> str | None:
+    """The scheme of ``SCHEME:TEXT`` (a registered name of the same spelling wins), else None."""
+    scheme, sep, _ = spec.partition(":")
+    return scheme if sep and scheme in _schemes() and spec not in _tuners() else None
+
+
+def with_arguments(spec: str, args: list[str] | tuple[str, ...]) -> str:
+    """``spec`` with program arguments appended (``bat run ... -- ARGS``); only a scheme takes them."""
+    if not args:
+        return spec
+    if scheme_of(spec) is None:
+        raise TunerError(f"tuner {spec}: arguments after -- are for a scheme tuner "
+                         f"({', '.join(f'{s}:...' for s in scheme_names()) or 'none registered'})")
+    return f"{spec} {shlex.join(args)}"
+
+
+def _valid_specs() -> list[str]:
+    return [*tuner_names(), "package.module:Class", *(f"{s}:..." for s in scheme_names())]
+
+
 def tuner_names() -> list[str]:
     """Every registered tuner name, sorted."""
     return sorted(_tuners())
@@ -63,7 +102,7 @@ def tuner_entry(name: str) -> TunerEntry:
     """The registered variant ``name`` (UnknownNameError listing the valid names)."""
     table = _tuners()
     if name not in table:
-        raise UnknownNameError("tuner", name, [*sorted(table), "package.module:Class"])
+        raise UnknownNameError("tuner", name, _valid_specs())
     return table[name]
 
 
@@ -78,10 +117,12 @@ def tuner_class(spec: str) -> tuple[type[Tuner], dict[str, Any]]:
     if spec in _tuners():
         entry = tuner_entry(spec)
         target, kwargs, lib = entry.target, dict(entry.kwargs), entry.requires
+    elif (scheme := scheme_of(spec)) is not None:
+        return _scheme_class(scheme, spec.partition(":")[2])
     elif is_import_path(spec):
         target, kwargs, lib = spec, {}, ""
     else:
-        raise UnknownNameError("tuner", spec, [*tuner_names(), "package.module:Class"])
+        raise UnknownNameError("tuner", spec, _valid_specs())
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -92,6 +133,18 @@ def tuner_class(spec: str) -> tuple[type[Tuner], dict[str, Any]]:
     if not (isinstance(cls, type) and issubclass(cls, Tuner)):
         raise RegistryError(f"tuner {spec}: {target} is not a bat.tuner.Tuner subclass")
     return cls, kwargs
+
+
+def _scheme_class(scheme: str, text: str) -> tuple[type[Tuner], dict[str, Any]]:
+    ep = _schemes()[scheme]
+    try:
+        cls = ep.load()
+    except ImportError as exc:
+        raise MissingDependencyError(f"tuner scheme {scheme}: cannot be loaded: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Tuner) and hasattr(cls, "scheme_arguments")):
+        raise RegistryError(f"entry point {ep.name} = {ep.value} ({SCHEME_GROUP}) is not a bat.tuner.Tuner "
+                            "subclass with a scheme_arguments class method")
+    return cls, dict(cls.scheme_arguments(text))
 
 
 def make_tuner(spec: str, options: list[str] | tuple[str, ...] = (), **overrides: Any) -> Tuner:

@@ -65,6 +65,11 @@ class Tuner(ABC):
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         """Evaluate configurations through ``problem`` until ``problem.exhausted``."""
 
+    def run_report(self) -> dict[str, Any]:
+        """What the tuner has to say about its last ``tune`` (kept in the trace metadata as
+        ``tuner_report``; a ``warning`` key is shown to the user). Most tuners say nothing."""
+        return {}
+
     def capabilities(self) -> dict[str, bool]:
         """The capability flags of this tuner object, by name."""
         return {name: bool(getattr(self, name)) for name in CAPABILITIES}

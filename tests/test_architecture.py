@@ -5,7 +5,7 @@ rule allows, nothing else:
 
 - core: spaces, expressions, benchmarks, datasets and importers, the problem,
   traces, the tuner, backend and kernel-runner contracts, registries, errors,
-  the battery (``bat.testing``);
+  the battery (``bat.testing``), the tuner protocol (``bat.protocol``);
 - toolchain: NVRTC, compile pools, ptxas parsing, ncu;
 - backends: replay, command, live (depend on core and toolchain only);
 - wiring: targets, the run driver, recording;
@@ -37,7 +37,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("bat.errors", "bat.expressions", "bat.space", "bat.constraint_groups", "bat.spacefile",
              "bat.commandspec", "bat.benchmark", "bat.dataset", "bat.importers", "bat.problem", "bat.trace",
              "bat.tuner", "bat.kernel", "bat.registry", "bat.counters", "bat.counters.metrics", "bat.testing",
-             "bat.schemas"),
+             "bat.schemas", "bat.protocol"),
     "toolchain": ("bat.nvrtc", "bat.compiling", "bat.resources", "bat.counters.ncu", "bat.counters.profiler"),
     "backends": ("bat.backends",),
     "wiring": ("bat.targets", "bat.driver", "bat.recording", "bat.profile_one"),

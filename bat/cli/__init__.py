@@ -23,11 +23,12 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from bat.cli import data_cmd, list_cmd, run_cmd, space_cmd
+    from bat.cli import data_cmd, list_cmd, run_cmd, serve_cmd, space_cmd
 
     list_cmd.register(app)
     space_cmd.register(app)
     run_cmd.register(app)
+    serve_cmd.register(app)
     data_cmd.register(app)
     for optional in ("inspect_cmd", "record_cmd", "analyze_cmd", "compare_cmd"):
         try:

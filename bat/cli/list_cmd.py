@@ -21,7 +21,15 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
     """List benchmarks, tuners, datasets and GPUs."""
     from bat.benchmark import benchmark_names, load_benchmark
     from bat.cli.console import console
-    from bat.registry import DEFAULT_GPU, backend_names, dataset_entries, tuner_entry, tuner_names
+    from bat.registry import (
+        DEFAULT_GPU,
+        backend_names,
+        dataset_entries,
+        scheme_names,
+        scheme_summary,
+        tuner_entry,
+        tuner_names,
+    )
 
     if what in (What.all, What.benchmarks):
         t = Table(title="benchmarks")
@@ -37,6 +45,8 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
         for name in tuner_names():
             e = tuner_entry(name)
             t.add_row(name, e.summary)
+        for scheme in scheme_names():
+            t.add_row(f"{scheme}:...", scheme_summary(scheme))
         console.print(t)
     if what in (What.all, What.backends):
         t = Table(title="backends (--backend; auto picks one)")

@@ -10,7 +10,8 @@ import typer
 
 def run(
     tuner: str = typer.Option(..., "--tuner", "-t",
-                              help="Tuner name (see `bat list tuners`) or package.module:Class."),
+                              help="Tuner name (see `bat list tuners`), package.module:Class, or "
+                                   "exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
     tuner_option: list[str] = typer.Option([], "--tuner-option", "-O",
                                            help="A hyper-parameter of the tuner, KEY=VALUE (repeatable)."),
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
@@ -22,6 +23,8 @@ def run(
     backend: str = typer.Option("auto", "--backend",
                                 help="auto: live on a GPU when one is present, else replay; or a backend of "
                                      "`bat list backends`."),
+    tuner_args: list[str] = typer.Argument(None, metavar="[-- PROGRAM_ARGS]",
+                                           help="After --, arguments for an exec:PROGRAM tuner."),
 ) -> None:
     """Tune a benchmark with a tuner and report the best configuration found."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,10 +32,11 @@ def run(
     from bat.cli.console import console
     from bat.driver import run_tuner
     from bat.problem import Budget
-    from bat.registry import make_tuner
+    from bat.registry import make_tuner, with_arguments
     from bat.targets import TargetRequest, make_target
 
-    tuner_obj = make_tuner(tuner, tuner_option)  # an unknown tuner or option fails before any work
+    spec = with_arguments(tuner, tuner_args or [])
+    tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
     # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu
     request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters)
     target, how = make_target(benchmark, backend=backend, request=request)
@@ -46,8 +50,11 @@ def run(
                   console=console, transient=True) as bar:
         task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
         result = run_tuner(tuner_obj, target, budget=b, seed=seed, out=out,
-                           progress=lambda f: bar.update(task, completed=f), tuner_name=tuner)
+                           progress=lambda f: bar.update(task, completed=f), tuner_name=spec)
     target.backend.close()
+    warning = result.trace_meta.get("tuner_report", {}).get("warning")
+    if warning:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     if result.best is None:
         console.print("no valid configuration was found")
     else:

@@ -1,0 +1,116 @@
+"""``bat serve``: one problem served over the BAT protocol (docs/PROTOCOL.md) to a tuner in another process.
+
+The protocol runs on stdin/stdout (a client that started BAT) or, with
+``--socket PATH``, on a Unix socket that one client connects to. Everything
+BAT prints goes to stderr (file descriptor 1 included, while serving on
+stdout). The run is an ordinary ``bat run``: same target, budget, seed and
+trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import typer
+
+
+def serve(
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
+    gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
+    budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
+    time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Run seed; the client's seed in hello is drawn from it."),
+    out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default runs/<...>.parquet."),
+    backend: str = typer.Option("auto", "--backend", help="auto, or a backend of `bat list backends`."),
+    socket_path: Path = typer.Option(None, "--socket", help="Serve one client on this Unix socket instead of "
+                                                            "stdin/stdout."),
+    transcript: Path = typer.Option(None, "--transcript", help="Write every message, both ways, to this file "
+                                                               "(JSON lines)."),
+    name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
+) -> None:
+    """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
+    from bat.cli.console import err_console
+    from bat.driver import run_tuner
+    from bat.problem import Budget
+    from bat.protocol.server import StreamTuner
+    from bat.targets import TargetRequest, make_target
+
+    target, how = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))
+    err_console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
+    b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
+    if out is None:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{name}_s{seed}")
+        out = Path("runs") / f"{safe}.parquet"
+    settings = {"benchmark": target.benchmark, "gpu": target.gpu, "backend": target.backend.name,
+                "budget": {"evaluations": b.max_evals, "seconds": b.max_time_s}, "seed": seed}
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(open(transcript, "w")) if transcript else None
+        if log is not None:
+            log.write(json.dumps({"from": "bat", "settings": settings}) + "\n")
+        reader, writer = stack.enter_context(_socket(socket_path) if socket_path else _stdio())
+        err_console.print(f"serving {target.benchmark}/{target.gpu}, budget {b.describe()}, seed {seed}",
+                          highlight=False)
+        result = run_tuner(StreamTuner(reader=reader, writer=writer, transcript=log), target, budget=b,
+                           seed=seed, out=out, tuner_name=name)
+    target.backend.close()
+    report = result.trace_meta.get("tuner_report", {})
+    err_console.print(f"client {report.get('client') or '(no hello)'}: {result.evaluated} evaluations, "
+                      f"{result.rejected} rejected, {result.repeated} repeats; ended: {report.get('ended')}",
+                      highlight=False)
+    if "warning" in report:
+        err_console.print(f"[yellow]warning:[/] {report['warning']}", highlight=False)
+    if result.best is not None:
+        err_console.print(f"best time: {result.best.objective_ms:.4f} ms", highlight=False)
+    err_console.print(f"trace: {result.trace_path}", highlight=False)
+
+
+@contextlib.contextmanager
+def _stdio() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """The protocol on stdin and the real stdout; fd 1 and sys.stdout write to stderr meanwhile."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield sys.stdin.buffer, protocol_out
+    finally:
+        protocol_out.close()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
+    """Listen on a Unix socket at ``path``, serve the first client that connects, remove the socket."""
+    from bat.cli.console import err_console
+    from bat.errors import BatError
+
+    if path.exists():
+        raise BatError(f"--socket {path}: the file exists (another server, or a stale socket to remove)")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        try:
+            server.bind(str(path))
+        except OSError as exc:
+            raise BatError(f"--socket {path}: {exc.strerror or exc}") from exc
+        server.listen(1)
+        err_console.print(f"listening on {path}", highlight=False)
+        conn, _ = server.accept()
+        with conn, conn.makefile("rb") as reader, conn.makefile("wb") as writer:
+            yield reader, writer
+    finally:
+        server.close()
+        path.unlink(missing_ok=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)

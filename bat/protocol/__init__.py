@@ -1,0 +1,17 @@
+"""The BAT tuner protocol: any tuner, in any language, drives a Problem over line-delimited JSON.
+
+A client (the tuner) sends one JSON object per line and reads one reply per
+line: ``hello`` (the problem: parameters, constraints, budget, seed,
+objective), ``evaluate``, ``batch``, ``valid`` and ``done``. The server side
+serves an ordinary ``bat.problem.Problem``, so an external tuner runs under
+exactly the rules and the trace of an in-process one. docs/PROTOCOL.md is the
+specification; bat/schemas/protocol/v1/ holds a JSON Schema per message.
+
+Modules: ``wire`` (checking requests, writing replies), ``hello`` (the
+problem as a client sees it), ``server`` (a session over a pair of streams),
+``client`` (a Python client, standard library only), ``remote`` (any BAT
+tuner run as a client: ``python -m bat.protocol.remote TUNER``).
+"""
+
+#: The protocol version this package speaks (``hello.protocol``).
+PROTOCOL_VERSION = 1

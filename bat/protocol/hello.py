@@ -1,0 +1,68 @@
+"""The problem as a protocol client sees it (the ``hello`` reply), and the space rebuilt from it.
+
+``describe`` is what the server sends: the parameters with their ordered
+values, the constraints as expressions (over the parameters, ``constants``
+and ``problem_size``; the grammar of docs/DESIGN.md), the counts, the budget,
+the client's seed and the objective. ``space_from_problem`` is the inverse a
+Python client uses to check constraints locally; it verifies the space hash,
+so a client never tunes a space that differs from the server's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bat.errors import ProtocolError
+from bat.problem import Budget, Problem
+from bat.space import Constraint, Parameter, SearchSpace
+
+#: What every BAT problem optimises.
+OBJECTIVE = {"name": "time", "unit": "ms", "goal": "minimize"}
+
+
+def budget_kind(budget: Budget) -> str:
+    """``evaluations``, ``time`` or ``evaluations_or_time`` (whichever is spent first)."""
+    if budget.max_time_s is None:
+        return "evaluations"
+    return "time" if budget.max_evals is None else "evaluations_or_time"
+
+
+def describe(problem: Problem, seed: int) -> dict[str, Any]:
+    """The ``problem`` object of the hello reply."""
+    space, budget = problem.space, problem.budget
+    return {
+        "space": space.name,
+        "backend": problem.backend.name,
+        "description": problem.backend.describe(),
+        "parameters": [{"name": p.name, "values": list(p.values)} for p in space.parameters],
+        "constraints": [c.expr for c in space.constraints],
+        "constants": dict(space.constants),
+        "problem_size": dict(space.problem_size),
+        "cardinality": space.cardinality,
+        "valid_configurations": space.count_valid(),
+        "space_hash": space.space_hash,
+        "budget": {"kind": budget_kind(budget), "evaluations": budget.max_evals, "seconds": budget.max_time_s},
+        "seed": seed,
+        "objective": dict(OBJECTIVE),
+    }
+
+
+def space_from_problem(problem: Mapping[str, Any]) -> SearchSpace:
+    """The search space a hello reply describes (ProtocolError when its hash differs)."""
+    space = SearchSpace(
+        problem["space"],
+        [Parameter(p["name"], tuple(p["values"])) for p in problem["parameters"]],
+        [Constraint(expr, path=f"constraints[{i}]") for i, expr in enumerate(problem["constraints"])],
+        constants=problem["constants"], problem_size=problem["problem_size"], source="hello.problem",
+    )
+    if space.space_hash != problem["space_hash"]:
+        raise ProtocolError("invalid_message", f"the space rebuilt here hashes to {space.space_hash}, the "
+                            f"server's to {problem['space_hash']}", "problem.space_hash")
+    return space
+
+
+def budget_from_problem(problem: Mapping[str, Any]) -> Budget:
+    """The budget a hello reply states."""
+    b = problem["budget"]
+    return Budget(max_evals=b["evaluations"], max_time_s=b["seconds"])

@@ -1,0 +1,126 @@
+"""Any BAT tuner as a protocol client: ``python -m bat.protocol.remote TUNER [-O KEY=VALUE ...]``.
+
+For a tuner that must run in another process or virtual environment (a
+library pinned to an older version): BAT starts it with
+``bat run --tuner "exec:/other/venv/bin/python -m bat.protocol.remote optuna"``
+and it tunes as if in-process. The tuner sees a ``RemoteProblem``: a
+``Problem`` whose space and budget are rebuilt from the hello reply and whose
+every ``evaluate`` goes to the server, where the real Problem decides
+(rejection, repeat, charge) and the trace is recorded; the local counts,
+best result and ``exhausted`` mirror the replies. The tuner's generator is
+``numpy.random.default_rng(hello.seed)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bat.dataset import Status
+from bat.errors import BatError, BudgetExhaustedError, ProtocolError
+from bat.problem import EvalResult, Problem, profile_cost_s
+from bat.protocol.client import Client, ServerError
+from bat.protocol.hello import budget_from_problem, space_from_problem
+from bat.registry import make_tuner
+
+
+class _Server:
+    """The backend of a RemoteProblem: never called, every evaluation goes to the server."""
+
+    name = "protocol"
+
+    def __init__(self, description: str) -> None:
+        self.description = description
+
+    def describe(self) -> str:
+        return self.description
+
+    def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
+        raise AssertionError("a RemoteProblem evaluates on the server")
+
+    def close(self) -> None:
+        pass
+
+
+class RemoteProblem(Problem):
+    """The server's problem seen through ``client`` (after its hello)."""
+
+    def __init__(self, client: Client) -> None:
+        if client.problem is None:
+            raise ProtocolError("no_hello", "the client has not said hello")
+        info = client.problem
+        super().__init__(space=space_from_problem(info), backend=_Server(info["description"]),
+                         budget=budget_from_problem(info))
+        self.client = client
+        self._evaluated: dict[tuple, EvalResult] = {}
+
+    @property
+    def exhausted(self) -> bool:
+        return self.client.exhausted
+
+    def is_evaluated(self, config: Mapping[str, Any]) -> bool:
+        return self.key(config) in self._evaluated
+
+    def evaluate(self, config: Mapping[str, Any], *, profiled: bool = False) -> EvalResult:
+        key = self.key(config)  # a value outside the space fails here, as in-process
+        cfg = dict(zip(self.space.names, key, strict=True))
+        try:
+            r = self.client.evaluate(cfg, profiled=profiled)
+        except ServerError as exc:
+            if exc.code == "budget_exhausted":
+                raise BudgetExhaustedError(f"server: {exc.message}") from None
+            raise ProtocolError(exc.code, exc.message, exc.field) from None
+        result = EvalResult(config=cfg, status=Status(r["status"]), objective_ms=r["objective"],
+                            times_ms=tuple(r["times"]), compile_ms=r["compile_ms"], cost_s=r["cost_s"],
+                            message=r["message"], extra=r.get("extra", {}))
+        self._mirror(key, result, r["kind"])
+        return result
+
+    def _mirror(self, key: tuple, result: EvalResult, kind: str) -> None:
+        """The server's counts, kept here from the kind of each reply."""
+        s = self.stats
+        if kind == "evaluated":
+            self._evaluated[key] = result
+            s.evaluated += 1
+            s.cost_s += result.cost_s
+            s.failed += not result.ok
+            if result.ok and (self.best is None or result.fitness < self.best.fitness):
+                self.best = result
+        elif kind == "repeat":
+            s.repeated += 1
+        elif kind == "rejected":
+            s.rejected += 1
+        elif kind == "profile":
+            s.profiles += 1
+            s.cost_s += profile_cost_s(result)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one registered tuner as a client on stdin/stdout; 0 when done, 2 on a BAT error."""
+    parser = argparse.ArgumentParser(prog="python -m bat.protocol.remote",
+                                     description="Run a BAT tuner as a client of the BAT protocol.")
+    parser.add_argument("tuner", help="a registered tuner name or package.module:Class")
+    parser.add_argument("-O", "--tuner-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a hyper-parameter of the tuner (repeatable)")
+    args = parser.parse_args(argv)
+    client = Client.stdio()
+    try:
+        tuner = make_tuner(args.tuner, args.tuner_option)
+        client.hello(tuner=args.tuner)
+        problem = RemoteProblem(client)
+        tuner.tune(problem, np.random.default_rng(client.problem["seed"]))
+        client.done()
+    except (BatError, ServerError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""One protocol session: a client on a pair of byte streams drives a Problem until ``done`` or the end.
+
+The session reads one request per line and writes one reply per line. Every
+configuration goes through ``Problem.evaluate``, so validation, repeats
+answered free, the budget, the tuner's time (the time between a reply and the
+next evaluation) and the observers (the trace) are the in-process ones. A
+malformed request gets an ``error`` reply naming the field and the session
+goes on; a fresh configuration the budget no longer affords is refused (an
+``error`` for ``evaluate``, a ``refused`` result inside a ``batch``) without
+reaching the backend; the end of the input (the client exited or closed the
+connection) ends the session like ``done`` does, with everything evaluated so
+far in the trace.
+
+``StreamTuner`` is the session as a ``Tuner`` for ``bat serve``: the streams
+are given (stdin/stdout or a socket); ``tuner_adapters.external`` starts a
+client process and serves it the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import numpy as np
+
+from bat.errors import ProtocolError
+from bat.problem import Event, Problem
+from bat.protocol import PROTOCOL_VERSION, hello, wire
+from bat.tuner import Tuner, library_seed
+
+
+@dataclass
+class Outcome:
+    """How a session ended: ``done`` (the client said so) or ``closed`` (its input ended)."""
+
+    ended: str = "closed"
+    hello: bool = False
+    client: str = ""
+    requests: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+
+    def report(self) -> dict[str, Any]:
+        """The session for the trace metadata (``tuner_report``), with a warning when it ended early."""
+        out: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "client": self.client, "ended": self.ended,
+                               "requests": self.requests, "errors": self.errors}
+        if self.ended != "done":
+            out["warning"] = (f"the client {self.client or '(no hello)'} closed the connection without done "
+                              f"after {self.requests} requests; the trace holds what it evaluated")
+        return out
+
+
+class _LastEvent:
+    """Observer keeping the problem's latest event (its kind and whether it was charged)."""
+
+    event: Event | None = None
+
+    def on_result(self, event: Event) -> None:
+        self.event = event
+
+
+class Session:
+    """Serves ``problem`` to the client on ``reader``/``writer``; ``seed`` goes to the client in hello.
+
+    ``transcript``, when given, receives every message both ways as JSON lines
+    (``{"from": "client"|"server", "message": ...}``; a client line that is not
+    JSON is kept as ``"raw"``).
+    """
+
+    def __init__(self, problem: Problem, *, seed: int, reader: Iterable[bytes], writer: IO[bytes],
+                 transcript: IO[str] | None = None) -> None:
+        self.problem = problem
+        self.seed = seed
+        self.reader, self.writer, self.transcript = reader, writer, transcript
+        self.configs = wire.ConfigReader(problem.space)
+        self.outcome = Outcome()
+        self._last = _LastEvent()
+        problem.observers.append(self._last)
+        self._hello: dict[str, Any] | None = None
+        self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = {
+            "hello": self._on_hello, "evaluate": self._on_evaluate, "batch": self._on_batch,
+            "valid": self._on_valid, "done": self._on_done,
+        }
+
+    def run(self) -> Outcome:
+        """Serve requests until ``done`` or the end of the input; the outcome says which."""
+        start = time.perf_counter()
+        try:
+            for line in self.reader:
+                if not line.strip():
+                    continue
+                self.outcome.requests += 1
+                reply = self._reply(line)
+                if not self._send(reply) or self.outcome.ended == "done":
+                    break
+        finally:
+            self.problem.observers.remove(self._last)
+            self.outcome.wall_s = time.perf_counter() - start
+        return self.outcome
+
+    def _reply(self, line: bytes) -> dict[str, Any]:
+        ident = None
+        try:
+            message = wire.decode(line)
+            self._log("client", message)
+            ident = wire.message_id(message)
+            request = wire.check(message)
+            if request.type not in ("hello", "done") and self._hello is None:
+                raise ProtocolError("no_hello", f"send hello first (protocol {PROTOCOL_VERSION})", "type")
+            reply = self._handlers[request.type](request.body)
+        except ProtocolError as exc:
+            if exc.code == "parse_error":
+                self._log("client", None, raw=line)
+            self.outcome.errors += 1
+            reply = wire.error(exc)
+        except Exception as exc:  # the backend failed: tell the client, then stop the run
+            self._send({"type": "error", "code": "server_error", "field": None, "message": f"{exc}"})
+            raise
+        if ident is not None:
+            reply["id"] = ident
+        return reply
+
+    def _send(self, reply: dict[str, Any]) -> bool:
+        self._log("server", reply)
+        try:
+            self.writer.write(wire.encode(reply))
+            self.writer.flush()
+        except (BrokenPipeError, ConnectionError, ValueError):  # the client is gone (ValueError: closed file)
+            return False
+        return True
+
+    def _log(self, side: str, message: Any, raw: bytes | None = None) -> None:
+        if self.transcript is None:
+            return
+        entry = {"from": side, "raw": raw.decode(errors="replace").rstrip("\n")} if raw is not None \
+            else {"from": side, "message": message}
+        self.transcript.write(json.dumps(entry, separators=(",", ":")) + "\n")
+        self.transcript.flush()
+
+    # -- requests ---------------------------------------------------------------------
+    def _on_hello(self, body: Any) -> dict[str, Any]:
+        if body["protocol"] != PROTOCOL_VERSION:
+            raise ProtocolError("unsupported_protocol", f"this server speaks protocol {PROTOCOL_VERSION}, "
+                                f"not {body['protocol']}", "protocol")
+        self.outcome.hello, self.outcome.client = True, body.get("tuner", "")
+        if self._hello is None:
+            self._hello = hello.describe(self.problem, self.seed)
+        return {"type": "hello", "protocol": PROTOCOL_VERSION, "problem": self._hello}
+
+    def _on_evaluate(self, body: Any) -> dict[str, Any]:
+        config, row = self.configs.read(body["config"], "config")
+        if self._refuses(config, np.array([row])):
+            raise ProtocolError("budget_exhausted", f"the budget of {self.problem.budget.describe()} is spent; "
+                                "only repeats and constraint violations are still answered (free)", "config")
+        result = self._evaluate(config, profiled=body.get("profiled", False))
+        return {"type": "result", "result": result, **self._state()}
+
+    def _on_batch(self, body: Any) -> dict[str, Any]:
+        configs, rows = self.configs.read_many(body["configs"], "configs")
+        results = []
+        for config, row in zip(configs, rows, strict=True):
+            if self._refuses(config, row[None, :]):
+                results.append(wire.refused(self.problem))
+            else:
+                results.append(self._evaluate(config, profiled=False))
+        return {"type": "batch", "results": results, **self._state()}
+
+    def _on_valid(self, body: Any) -> dict[str, Any]:
+        _, rows = self.configs.read_many(body["configs"], "configs")
+        flags = self.problem.space.is_valid(rows) if len(rows) else np.zeros(0, dtype=bool)
+        return {"type": "valid", "valid": flags.tolist()}
+
+    def _on_done(self, body: Any) -> dict[str, Any]:
+        self.outcome.ended = "done"
+        s, best = self.problem.stats, self.problem.best
+        return {"type": "done", "summary": {
+            "evaluated": s.evaluated, "rejected": s.rejected, "repeated": s.repeated, "failed": s.failed,
+            "profiles": s.profiles, "cost_s": s.cost_s, "tuner_s": s.tuner_s,
+            "best": None if best is None else {"config": best.config, "objective": best.objective_ms},
+        }}
+
+    # -- helpers ----------------------------------------------------------------------
+    def _refuses(self, config: dict[str, Any], rows: np.ndarray) -> bool:
+        """A spent budget refuses a configuration that would be charged (valid, not evaluated before)."""
+        p = self.problem
+        return p.exhausted and not p.is_evaluated(config) and bool(p.space.is_valid(rows)[0])
+
+    def _evaluate(self, config: dict[str, Any], *, profiled: bool) -> dict[str, Any]:
+        result = self.problem.evaluate(config, profiled=profiled)
+        event = self._last.event
+        assert event is not None  # the problem tells its observers before it returns
+        return wire.outcome(result, event.kind, event.charged)
+
+    def _state(self) -> dict[str, Any]:
+        return {"left": wire.budget_left(self.problem), "exhausted": self.problem.exhausted}
+
+
+@dataclass(kw_only=True)
+class StreamTuner(Tuner):
+    """The tuner at the other end of a connection (``bat serve``): serves it the protocol.
+
+    ``reader``/``writer`` are the connection's byte streams (stdin/stdout or a
+    socket's); the client gets the seed ``library_seed(rng)``, as a library
+    adapter would.
+    """
+
+    reader: Iterable[bytes]
+    writer: IO[bytes]
+    transcript: IO[str] | None = None
+    outcome: Outcome | None = field(default=None, init=False)
+    summary = "a client connected to `bat serve`, speaking the BAT protocol"
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        session = Session(problem, seed=library_seed(rng), reader=self.reader, writer=self.writer,
+                          transcript=self.transcript)
+        self.outcome = session.run()
+
+    def run_report(self) -> dict[str, Any]:
+        return {} if self.outcome is None else self.outcome.report()

@@ -1,0 +1,103 @@
+"""A tuner in another process, in any language: ``exec:PROGRAM [ARGS]`` speaks the BAT protocol.
+
+``tune`` starts the program with the protocol on its stdin and stdout (its
+stderr is ours) and serves it the problem (bat.protocol.server), so it is
+benchmarked under the rules, the budget and the trace of an in-process tuner.
+Its own time, start-up included, is the tuner time: the time between a reply
+and its next evaluation request. The program gets ``library_seed(rng)`` as
+its seed in the hello reply.
+
+A program that exits before its hello is an error (nothing was evaluated);
+one that exits later ends the run, with its trace intact and a warning in the
+trace metadata (``tuner_report``) that names its exit status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from bat.errors import TunerError
+from bat.problem import Problem
+from bat.protocol.server import Outcome, Session
+from bat.tuner import Tuner, library_seed
+
+#: seconds a program gets to exit after its session ended, before it is killed
+EXIT_GRACE_S = 10.0
+
+
+@dataclass(kw_only=True)
+class ExternalTuner(Tuner):
+    """Runs ``command`` (a program and its arguments, shell-quoted) as a protocol client."""
+
+    command: str
+    transcript: str | None = None  # a file to write every message to, both ways (JSON lines)
+    summary = "a tuner in another process, any language, over the BAT protocol: exec:PROGRAM [ARGS]"
+    notes = "the program speaks docs/PROTOCOL.md on stdin/stdout; its own time, start-up included, is tuner time"
+    _report: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            argv = shlex.split(self.command)
+        except ValueError as exc:
+            raise ValueError(f"{self.command!r}: {exc}") from None
+        if not argv:
+            raise ValueError("exec: needs a program: exec:PROGRAM [ARGS]")
+        if shutil.which(argv[0]) is None:  # a bare name is looked up on PATH, a path checked as it is
+            raise ValueError(f"{argv[0]}: no such executable program")
+        self.argv = argv
+
+    @classmethod
+    def scheme_arguments(cls, text: str) -> dict[str, Any]:
+        """The keyword arguments of ``exec:TEXT`` (the registry's scheme table calls this)."""
+        return {"command": text}
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        seed = library_seed(rng)
+        try:
+            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        except OSError as exc:
+            raise TunerError(f"exec:{self.argv[0]}: cannot start it: {exc}") from exc
+        assert process.stdin is not None and process.stdout is not None
+        transcript = open(self.transcript, "w") if self.transcript else None  # noqa: SIM115 (closed below)
+        try:
+            outcome = Session(problem, seed=seed, reader=process.stdout, writer=process.stdin,
+                              transcript=transcript).run()
+        finally:
+            status = _finish(process)
+            if transcript is not None:
+                transcript.close()
+        self._report = _report(outcome, status, self.argv[0])
+        if not outcome.hello:
+            raise TunerError(f"exec:{self.argv[0]} ended (exit status {status}) before its hello; "
+                             "its error output, if any, is above")
+
+    def run_report(self) -> dict[str, Any]:
+        return dict(self._report)
+
+
+def _finish(process: subprocess.Popen) -> int:
+    """Close the program's input, give it time to exit, kill it otherwise; its exit status."""
+    assert process.stdin is not None and process.stdout is not None
+    for stream in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):  # a broken pipe on the final flush
+            stream.close()
+    try:
+        return process.wait(timeout=EXIT_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
+
+
+def _report(outcome: Outcome, status: int, program: str) -> dict[str, Any]:
+    report = {**outcome.report(), "program": program, "exit_status": status}
+    if status != 0:
+        report["warning"] = (f"exec:{program} exited with status {status} after {outcome.requests} requests "
+                             f"(ended: {outcome.ended}); the trace holds what it evaluated")
+    return report
