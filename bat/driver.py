@@ -98,7 +98,7 @@ def run_tuner(
                 tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall)
     report = tuner_obj.run_report()
     if report:
-        meta["tuner_report"] = report
+        meta["tuner_report"] = recorder.meta["tuner_report"] = report
     result = RunResult(
         tuner=name, seed=seed, benchmark=target.benchmark, gpu=target.gpu,
         backend=target.backend.name, backend_description=target.backend.describe(),

@@ -79,10 +79,10 @@ def check(message: Mapping[str, Any]) -> Request:
                             "type")
     required = REQUEST_FIELDS[kind][0]
     if not required <= message.keys():
-        raise ProtocolError("invalid_message", f"missing (a {kind} message needs it)",
+        raise ProtocolError("invalid_message", f"missing (required in {kind} messages)",
                             sorted(required - message.keys())[0])
     if not message.keys() <= _ALLOWED[kind]:
-        raise ProtocolError("invalid_message", f"not a field of a {kind} message",
+        raise ProtocolError("invalid_message", f"not a field of {kind} messages",
                             sorted(message.keys() - _ALLOWED[kind])[0])
     _check_types(kind, message)
     return Request(kind, message_id(message), message)

@@ -1,0 +1,89 @@
+"""The C++ client (clients/cpp) through ``exec:``: same traces as its Python twin, the battery, the CLI.
+
+The example is built with g++ (cached by source hash, tests/cpp_example.py)
+and run on the replayed GEMM data of the repository. Its strategies are those
+of tuner_adapters/portable_search.py, so for the same seed both give the
+same trace, every column but the tuner's own time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from cpp_example import example_binary
+
+from bat.cli import main
+from bat.driver import run_tuner
+from bat.problem import Budget
+from bat.registry import make_tuner
+from bat.targets import Target, replay_target
+from bat.testing import check_tuner
+from bat.trace import read_trace
+from tuner_adapters.portable_search import PortableSearch
+
+
+@pytest.fixture(scope="module")
+def cpp(request) -> Path:
+    return example_binary(Path(request.config.cache.mkdir("bat-cpp")))
+
+
+@pytest.fixture(scope="module")
+def gemm() -> Target:
+    return replay_target("gemm", "RTX_3090")
+
+
+def same_trace(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    cols = [c for c in a.columns if c != "tuner_s"]
+    pd.testing.assert_frame_equal(a[cols], b[cols], check_exact=True)
+
+
+@pytest.mark.parametrize(("strategy", "budget", "seed"), [
+    ("random", Budget(max_evals=150), 3),
+    ("local", Budget(max_evals=150), 3),
+    ("local", Budget(max_evals=40), 12345),
+    ("random", Budget(max_time_s=30.0), 5),
+])
+def test_the_cpp_example_and_its_python_twin_give_the_same_trace(cpp, gemm, strategy, budget, seed):
+    external = run_tuner(make_tuner(f"exec:{cpp} --strategy {strategy}"), gemm, budget=budget, seed=seed)
+    twin = run_tuner(PortableSearch(strategy=strategy), gemm, budget=budget, seed=seed)
+    assert external.trace_meta["tuner_report"]["ended"] == "done"
+    assert external.trace_meta["tuner_report"]["exit_status"] == 0
+    assert len(external.trace) >= external.evaluated > 10
+    same_trace(external.trace, twin.trace)
+    assert external.best.objective_ms == twin.best.objective_ms
+
+
+@pytest.mark.parametrize("strategy", ["random", "local"])
+def test_the_cpp_example_passes_the_tuner_battery(cpp, strategy):
+    check_tuner(lambda: make_tuner(f"exec:{cpp} --strategy {strategy}"))
+
+
+def test_bat_run_passes_arguments_after_the_double_dash(cpp, tmp_path, capsys):
+    out = tmp_path / "t.parquet"
+    code = main(["run", "-b", "gemm", "-n", "25", "-s", "2", "-o", str(out), "--tuner", f"exec:{cpp}",
+                 "--", "--strategy", "random"])
+    stdout = capsys.readouterr().out
+    assert code == 0 and "best time:" in stdout and "warning" not in stdout
+    trace, meta = read_trace(out)
+    assert int(trace["charged"].sum()) == 25
+    assert meta["tuner"].endswith("--strategy random")
+    assert meta["tuner_report"]["client"] == "bat_example_tuner random (C++)"
+
+
+def test_a_bad_program_argument_is_a_failed_start(cpp, gemm):
+    from bat.errors import TunerError
+
+    with pytest.raises(TunerError, match="before its hello"):
+        run_tuner(make_tuner(f"exec:{cpp} --strategy annealing"), gemm, budget=Budget(max_evals=5))
+
+
+def test_bat_compare_runs_the_cpp_example_beside_optuna(cpp, tmp_path, capsys):
+    out = tmp_path / "cmp"
+    code = main(["compare", "--tuners", f"cpp=exec:{cpp} --strategy local,optuna", "--benchmarks", "gemm",
+                 "--budgets", "10", "--repeats", "2", "--out", str(out), "--no-plots"])
+    assert code == 0, capsys.readouterr().err
+    summary = (out / "summary.md").read_text()
+    assert "`cpp`" in summary and "`optuna`" in summary
+    assert "cpp: score" in capsys.readouterr().out
