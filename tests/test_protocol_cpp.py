@@ -39,14 +39,14 @@ def same_trace(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a[cols], b[cols], check_exact=True)
 
 
-@pytest.mark.parametrize(("strategy", "budget", "seed"), [
-    ("random", Budget(max_evals=150), 3),
-    ("local", Budget(max_evals=150), 3),
-    ("local", Budget(max_evals=40), 12345),
-    ("random", Budget(max_time_s=30.0), 5),
+@pytest.mark.parametrize(("strategy", "budget", "seed", "args"), [
+    ("random", Budget(max_evals=150), 3, ""),
+    ("local", Budget(max_evals=150), 3, ""),
+    ("local", Budget(max_evals=40), 12345, " --single"),
+    ("random", Budget(max_time_s=30.0), 5, " --single"),
 ])
-def test_the_cpp_example_and_its_python_twin_give_the_same_trace(cpp, gemm, strategy, budget, seed):
-    external = run_tuner(make_tuner(f"exec:{cpp} --strategy {strategy}"), gemm, budget=budget, seed=seed)
+def test_the_cpp_example_and_its_python_twin_give_the_same_trace(cpp, gemm, strategy, budget, seed, args):
+    external = run_tuner(make_tuner(f"exec:{cpp} --strategy {strategy}{args}"), gemm, budget=budget, seed=seed)
     twin = run_tuner(PortableSearch(strategy=strategy), gemm, budget=budget, seed=seed)
     assert external.trace_meta["tuner_report"]["ended"] == "done"
     assert external.trace_meta["tuner_report"]["exit_status"] == 0

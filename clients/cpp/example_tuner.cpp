@@ -2,6 +2,8 @@
 //
 // Build:  g++ -std=c++17 -O2 -o build/bat_example_tuner clients/cpp/example_tuner.cpp
 // Run:    bat run --benchmark gemm --tuner exec:./build/bat_example_tuner -- --strategy local
+// Options: --strategy random|local (default local); --single: evaluate one configuration per
+//          request instead of a batch (the same evaluations, for measuring the protocol).
 //
 // The strategies are those of tuner_adapters/portable_search.py, step for step
 // (its docstring is the specification): every choice follows from the hello
@@ -42,7 +44,8 @@ class SplitMix64 {
 
 class Search {
  public:
-  Search(bat::Client& client, const bat::Problem& problem) : client_(client), rng_(problem.seed) {
+  Search(bat::Client& client, const bat::Problem& problem, bool single)
+      : client_(client), rng_(problem.seed), single_(single) {
     for (const auto& p : problem.parameters) radices_.push_back(p.values.size());
     valid_count_ = static_cast<std::size_t>(problem.valid_configurations);
     cardinality_ = static_cast<std::size_t>(problem.cardinality);
@@ -115,6 +118,13 @@ class Search {
       else invalid_.insert(keys[i]);
     }
     if (fresh.empty()) return;
+    if (single_) {  // the same evaluations, one request each
+      for (const auto& key : fresh) {
+        if (client_.exhausted()) return;
+        evaluate(key);
+      }
+      return;
+    }
     std::vector<bat::Result> results = client_.batch(fresh);
     for (std::size_t i = 0; i < results.size(); ++i)
       if (!results[i].refused()) fitness_[fresh[i]] = results[i].fitness();
@@ -145,6 +155,7 @@ class Search {
 
   bat::Client& client_;
   SplitMix64 rng_;
+  bool single_;
   std::vector<std::size_t> radices_;
   std::size_t valid_count_ = 0, cardinality_ = 0;
   std::map<bat::Config, double> fitness_;
@@ -155,12 +166,15 @@ class Search {
 
 int main(int argc, char** argv) {
   std::string strategy = "local";
+  bool single = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--strategy" && i + 1 < argc) {
       strategy = argv[++i];
+    } else if (arg == "--single") {
+      single = true;
     } else {
-      std::cerr << "usage: " << argv[0] << " [--strategy random|local]\n";
+      std::cerr << "usage: " << argv[0] << " [--strategy random|local] [--single]\n";
       return 2;
     }
   }
@@ -171,7 +185,7 @@ int main(int argc, char** argv) {
   try {
     bat::Client client = bat::Client::stdio();
     const bat::Problem& problem = client.hello("bat_example_tuner " + strategy + " (C++)");
-    Search search(client, problem);
+    Search search(client, problem, single);
     if (strategy == "random") search.random();
     else search.local();
     client.done();
