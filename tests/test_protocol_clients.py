@@ -161,3 +161,18 @@ def test_bat_serve_on_a_socket(tmp_path, capsys):
     assert (tmp_path / "log.jsonl").read_text().count('"from":"client"') == 3
     err = capsys.readouterr().err
     assert "listening on" in err and "ended: done" in err
+
+
+def test_the_exec_scheme_in_the_registry(capsys):
+    from bat.registry import tuner_class, with_arguments
+
+    cls, kwargs = tuner_class("exec:/bin/true --x 'a b'")
+    assert cls.__name__ == "ExternalTuner" and kwargs == {"command": "/bin/true --x 'a b'"}
+    assert make_tuner("exec:/bin/true --x 'a b'").argv == ["/bin/true", "--x", "a b"]
+    assert with_arguments("exec:./t", ["--strategy", "a b"]) == "exec:./t --strategy 'a b'"
+    with pytest.raises(TunerError, match="arguments after -- are for a scheme tuner"):
+        with_arguments("optuna", ["--x"])
+    assert main(["run", "-t", "nope", "-b", "gemm"]) == 2
+    assert "exec:..." in capsys.readouterr().err
+    assert main(["list", "tuners"]) == 0
+    assert "exec:..." in capsys.readouterr().out

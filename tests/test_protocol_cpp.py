@@ -15,9 +15,11 @@ import pytest
 from cpp_example import example_binary
 
 from bat.cli import main
+from bat.dataset import Status
 from bat.driver import run_tuner
-from bat.problem import Budget
+from bat.problem import Budget, EvalResult
 from bat.registry import make_tuner
+from bat.space import Constraint, Parameter, SearchSpace
 from bat.targets import Target, replay_target
 from bat.testing import check_tuner
 from bat.trace import read_trace
@@ -87,3 +89,40 @@ def test_bat_compare_runs_the_cpp_example_beside_optuna(cpp, tmp_path, capsys):
     summary = (out / "summary.md").read_text()
     assert "`cpp`" in summary and "`optuna`" in summary
     assert "cpp: score" in capsys.readouterr().out
+
+
+class _Words:
+    """Backend for a space of awkward values: time from the values' lengths and sizes."""
+
+    name = "words"
+
+    def describe(self) -> str:
+        return "words backend"
+
+    def evaluate(self, config):
+        ms = 1.0 + len(config["word"]) + config["scale"] * config["n"]
+        return EvalResult(config=dict(config), status=Status.OK, objective_ms=ms, times_ms=(ms,), cost_s=0.1)
+
+    def close(self) -> None:
+        pass
+
+
+def test_strings_with_escapes_and_floats_round_trip_through_the_cpp_client(cpp, tmp_path):
+    """Every value comes back from C++ as exactly the space's own value (JSON escapes, UTF-8, 17 digits)."""
+    space = SearchSpace("words", [
+        Parameter("word", ("plain", "na\u00efve", 'quote"d', "back\\slash", "tab\there", "rocket \U0001f680")),
+        Parameter("scale", (0.1, 1e-7, 2.5, 1 / 3)),
+        Parameter("n", (-3, 0, 7)),
+    ], [Constraint("n != 0 or scale < 1")])
+    target = Target("words", "none", space, _Words(), None)
+    total = space.count_valid()
+    log = tmp_path / "transcript.jsonl"
+    external = run_tuner(make_tuner(f"exec:{cpp} --strategy random", [f"transcript={log}"]), target,
+                         budget=Budget(max_evals=total + 5), seed=1)
+    report = external.trace_meta["tuner_report"]
+    assert report["errors"] == 0 and report["ended"] == "done"
+    assert external.evaluated == total == len(external.trace)
+    twin = run_tuner(PortableSearch(strategy="random"), target, budget=Budget(max_evals=total + 5), seed=1)
+    same_trace(external.trace, twin.trace)
+    assert set(external.trace["word"]) == set(space.parameters[0].values)
+    assert log.read_text().count('"from":"client"') == report["requests"]

@@ -146,7 +146,7 @@ def _server_accepts(message: dict[str, Any]) -> bool:
     hello = json.dumps(GOOD["hello"]).encode() + b"\n"
     problem = Problem(space=SPACE, backend=_Ok(), budget=Budget(max_evals=5))
     out = io.BytesIO()
-    Session(problem, seed=0, reader=iter([hello, json.dumps(message).encode() + b"\n"]), writer=out).run()
+    Session(problem, seed=0).run(iter([hello, json.dumps(message).encode() + b"\n"]), out)
     reply = json.loads(out.getvalue().splitlines()[1])
     assert reply.get("code") not in ("parse_error", "no_hello", "budget_exhausted", "server_error")
     return reply["type"] != "error" or reply["code"] == "unsupported_protocol"

@@ -59,7 +59,7 @@ def serve(lines: list[Any], budget: Budget | None = None, *, transcript: io.Stri
     problem = Problem(space=SPACE, backend=backend, budget=budget or Budget(max_evals=3), observers=[recorder])
     data = [(json.dumps(x) if isinstance(x, dict) else x).encode() + b"\n" for x in lines]
     out = io.BytesIO()
-    outcome = Session(problem, seed=11, reader=iter(data), writer=out, transcript=transcript).run()
+    outcome = Session(problem, seed=11, transcript=transcript).run(iter(data), out)
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     return replies, recorder.frame(), outcome, backend
 
@@ -211,3 +211,16 @@ def test_a_profiled_evaluation_is_passed_on():
     replies, trace, _, _ = serve([HELLO, evaluate(A), evaluate(A, profiled=True), evaluate(A, profiled=True)])
     assert [r["result"]["kind"] for r in replies[1:]] == ["evaluated", "profile", "repeat"]
     assert list(trace["profiled"]) == [False, True, True]
+
+
+def test_a_python_client_rebuilds_the_space_and_checks_its_hash():
+    from bat.errors import ProtocolError
+    from bat.protocol.hello import budget_from_problem, describe, space_from_problem
+
+    problem = describe(Problem(space=SPACE, backend=Toy(), budget=Budget(max_time_s=5.0)), 3)
+    space = space_from_problem(json.loads(json.dumps(problem)))
+    assert space.space_hash == SPACE.space_hash and space.count_valid() == 14
+    assert budget_from_problem(problem) == Budget(max_time_s=5.0)
+    problem["constraints"] = ["bx * ratio >= 2"]
+    with pytest.raises(ProtocolError, match="hashes to"):
+        space_from_problem(problem)

@@ -59,20 +59,18 @@ class ExternalTuner(Tuner):
         return {"command": text}
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
-        seed = library_seed(rng)
-        try:
-            process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        except OSError as exc:
-            raise TunerError(f"exec:{self.argv[0]}: cannot start it: {exc}") from exc
-        assert process.stdin is not None and process.stdout is not None
-        transcript = open(self.transcript, "w") if self.transcript else None  # noqa: SIM115 (closed below)
-        try:
-            outcome = Session(problem, seed=seed, reader=process.stdout, writer=process.stdin,
-                              transcript=transcript).run()
-        finally:
-            status = _finish(process)
-            if transcript is not None:
-                transcript.close()
+        with contextlib.ExitStack() as stack:
+            transcript = stack.enter_context(open(self.transcript, "w")) if self.transcript else None
+            session = Session(problem, seed=library_seed(rng), transcript=transcript)
+            try:
+                process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            except OSError as exc:
+                raise TunerError(f"exec:{self.argv[0]}: cannot start it: {exc}") from exc
+            assert process.stdin is not None and process.stdout is not None
+            try:
+                outcome = session.run(process.stdout, process.stdin)
+            finally:
+                status = _finish(process)
         self._report = _report(outcome, status, self.argv[0])
         if not outcome.hello:
             raise TunerError(f"exec:{self.argv[0]} ended (exit status {status}) before its hello; "

@@ -63,33 +63,39 @@ class _LastEvent:
 
 
 class Session:
-    """Serves ``problem`` to the client on ``reader``/``writer``; ``seed`` goes to the client in hello.
+    """Serves ``problem`` to one client; ``seed`` goes to the client in hello.
 
+    Building the session prepares the hello reply (counting the valid
+    configurations may take a while on a large space) and then restarts the
+    problem's clock, so that this server-side work is not the tuner's time.
     ``transcript``, when given, receives every message both ways as JSON lines
     (``{"from": "client"|"server", "message": ...}``; a client line that is not
     JSON is kept as ``"raw"``).
     """
 
-    def __init__(self, problem: Problem, *, seed: int, reader: Iterable[bytes], writer: IO[bytes],
-                 transcript: IO[str] | None = None) -> None:
+    def __init__(self, problem: Problem, *, seed: int, transcript: IO[str] | None = None) -> None:
         self.problem = problem
         self.seed = seed
-        self.reader, self.writer, self.transcript = reader, writer, transcript
+        self.transcript = transcript
         self.configs = wire.ConfigReader(problem.space)
         self.outcome = Outcome()
         self._last = _LastEvent()
-        problem.observers.append(self._last)
-        self._hello: dict[str, Any] | None = None
+        self._problem = hello.describe(problem, seed)
+        self._hello = False
+        self.writer: IO[bytes] | None = None
+        problem.start_clock()
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = {
             "hello": self._on_hello, "evaluate": self._on_evaluate, "batch": self._on_batch,
             "valid": self._on_valid, "done": self._on_done,
         }
 
-    def run(self) -> Outcome:
-        """Serve requests until ``done`` or the end of the input; the outcome says which."""
+    def run(self, reader: Iterable[bytes], writer: IO[bytes]) -> Outcome:
+        """Serve the client on ``reader``/``writer`` until ``done`` or the end of its input."""
         start = time.perf_counter()
+        self.writer = writer
+        self.problem.observers.append(self._last)
         try:
-            for line in self.reader:
+            for line in reader:
                 if not line.strip():
                     continue
                 self.outcome.requests += 1
@@ -108,7 +114,7 @@ class Session:
             self._log("client", message)
             ident = wire.message_id(message)
             request = wire.check(message)
-            if request.type not in ("hello", "done") and self._hello is None:
+            if request.type not in ("hello", "done") and not self._hello:
                 raise ProtocolError("no_hello", f"send hello first (protocol {PROTOCOL_VERSION})", "type")
             reply = self._handlers[request.type](request.body)
         except ProtocolError as exc:
@@ -125,6 +131,7 @@ class Session:
 
     def _send(self, reply: dict[str, Any]) -> bool:
         self._log("server", reply)
+        assert self.writer is not None
         try:
             self.writer.write(wire.encode(reply))
             self.writer.flush()
@@ -145,10 +152,9 @@ class Session:
         if body["protocol"] != PROTOCOL_VERSION:
             raise ProtocolError("unsupported_protocol", f"this server speaks protocol {PROTOCOL_VERSION}, "
                                 f"not {body['protocol']}", "protocol")
-        self.outcome.hello, self.outcome.client = True, body.get("tuner", "")
-        if self._hello is None:
-            self._hello = hello.describe(self.problem, self.seed)
-        return {"type": "hello", "protocol": PROTOCOL_VERSION, "problem": self._hello}
+        self._hello = self.outcome.hello = True
+        self.outcome.client = body.get("tuner", "")
+        return {"type": "hello", "protocol": PROTOCOL_VERSION, "problem": self._problem}
 
     def _on_evaluate(self, body: Any) -> dict[str, Any]:
         config, row = self.configs.read(body["config"], "config")
@@ -214,9 +220,8 @@ class StreamTuner(Tuner):
     summary = "a client connected to `bat serve`, speaking the BAT protocol"
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
-        session = Session(problem, seed=library_seed(rng), reader=self.reader, writer=self.writer,
-                          transcript=self.transcript)
-        self.outcome = session.run()
+        session = Session(problem, seed=library_seed(rng), transcript=self.transcript)
+        self.outcome = session.run(self.reader, self.writer)
 
     def run_report(self) -> dict[str, Any]:
         return {} if self.outcome is None else self.outcome.report()
