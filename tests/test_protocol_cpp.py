@@ -58,8 +58,9 @@ def test_the_cpp_example_and_its_python_twin_give_the_same_trace(cpp, gemm, stra
 
 
 @pytest.mark.parametrize("strategy", ["random", "local"])
-def test_the_cpp_example_passes_the_tuner_battery(cpp, strategy):
+def test_the_cpp_example_and_its_twin_pass_the_tuner_battery(cpp, strategy):
     check_tuner(lambda: make_tuner(f"exec:{cpp} --strategy {strategy}"))
+    check_tuner(lambda: PortableSearch(strategy=strategy))
 
 
 def test_bat_run_passes_arguments_after_the_double_dash(cpp, tmp_path, capsys):

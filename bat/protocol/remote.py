@@ -87,7 +87,7 @@ class RemoteProblem(Problem):
             self._evaluated[key] = result
             s.evaluated += 1
             s.cost_s += result.cost_s
-            s.failed += not result.ok
+            s.failed += int(not result.ok)
             if result.ok and (self.best is None or result.fitness < self.best.fitness):
                 self.best = result
         elif kind == "repeat":
