@@ -176,3 +176,17 @@ def test_the_exec_scheme_in_the_registry(capsys):
     assert "exec:..." in capsys.readouterr().err
     assert main(["list", "tuners"]) == 0
     assert "exec:..." in capsys.readouterr().out
+
+
+def test_the_python_client_needs_only_the_standard_library():
+    """bat/protocol/client.py can be copied where BAT is not installed."""
+    import ast
+
+    import bat.protocol.client as client
+
+    tree = ast.parse(Path(client.__file__).read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    assert imported - {"__future__"} <= sys.stdlib_module_names, imported
