@@ -27,8 +27,9 @@ from tuner_adapters.portable_search import PortableSearch
 
 
 @pytest.fixture(scope="module")
-def cpp(request) -> Path:
-    return example_binary(Path(request.config.cache.mkdir("bat-cpp")))
+def cpp(request, tmp_path_factory) -> Path:
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider: build in a temporary folder
+    return example_binary(Path(cache.mkdir("bat-cpp")) if cache else tmp_path_factory.mktemp("bat-cpp"))
 
 
 @pytest.fixture(scope="module")
