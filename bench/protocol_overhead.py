@@ -1,6 +1,6 @@
 """Protocol overhead per evaluation: a tuner through ``exec:`` against the same tuner in process.
 
-On the replayed GEMM data, the C++ example (clients/cpp/example_tuner.cpp,
+On the replayed GEMM data, the C++ example (bat/protocol/cpp/example_tuner.cpp,
 built here with g++ -O2) runs against its in-process twin
 (tuner_adapters.portable_search.PortableSearch) with the same seed; both make
 the same evaluations (the traces are checked to be equal), so the difference
@@ -46,7 +46,7 @@ def build(out: Path) -> Path:
     if gxx is None:
         raise SystemExit("g++ is needed to build the C++ example")
     binary = out / "bat_example_tuner"
-    subprocess.run([gxx, "-std=c++17", "-O2", "-o", str(binary), str(ROOT / "clients/cpp/example_tuner.cpp")],
+    subprocess.run([gxx, "-std=c++17", "-O2", "-o", str(binary), str(ROOT / "bat/protocol/cpp/example_tuner.cpp")],
                    check=True)
     return binary
 

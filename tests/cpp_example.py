@@ -1,4 +1,4 @@
-"""The C++ example client (clients/cpp), built with the machine's g++ once per source version.
+"""The C++ example client (bat/protocol/cpp), built with the machine's g++ once per source version.
 
 The binary is cached under pytest's cache folder, named by the sha256 of the
 header, the example and the compiler's version, so a test run rebuilds only
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = (ROOT / "clients" / "cpp" / "bat_client.hpp", ROOT / "clients" / "cpp" / "example_tuner.cpp")
+CPP = ROOT / "bat" / "protocol" / "cpp"
+SOURCES = (CPP / "bat_client.hpp", CPP / "example_tuner.cpp")
 FLAGS = ("-std=c++17", "-O2", "-Wall", "-Wextra", "-pedantic", "-Werror")
 
 

@@ -1,4 +1,4 @@
-"""The C++ client (clients/cpp) through ``exec:``: same traces as its Python twin, the battery, the CLI.
+"""The C++ client (bat/protocol/cpp) through ``exec:``: same traces as its Python twin, the battery, the CLI.
 
 The example is built with g++ (cached by source hash, tests/cpp_example.py)
 and run on the replayed GEMM data of the repository. Its strategies are those

@@ -1,6 +1,6 @@
 """Portable search: random and local search whose every choice follows from a seed and the problem's replies.
 
-The same strategies are written in C++ (clients/cpp/example_tuner.cpp, a
+The same strategies are written in C++ (bat/protocol/cpp/example_tuner.cpp, a
 client of the BAT protocol), so a run of the C++ example and a run of this
 module with the same seed give the same trace: the test of the protocol and
 of the C++ client. Nothing here uses NumPy's generator; the randomness is

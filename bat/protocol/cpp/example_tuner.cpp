@@ -1,6 +1,6 @@
 // example_tuner.cpp: an example tuner in C++ for the BAT protocol: random search or local search.
 //
-// Build:  g++ -std=c++17 -O2 -o build/bat_example_tuner clients/cpp/example_tuner.cpp
+// Build:  g++ -std=c++17 -O2 -o build/bat_example_tuner bat/protocol/cpp/example_tuner.cpp
 // Run:    bat run --benchmark gemm --tuner exec:./build/bat_example_tuner -- --strategy local
 // Options: --strategy random|local (default local); --single: evaluate one configuration per
 //          request instead of a batch (the same evaluations, for measuring the protocol).
