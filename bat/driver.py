@@ -96,9 +96,9 @@ def run_tuner(
     s = problem.stats
     meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
                 tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall)
-    report = tuner_obj.run_report()
-    if report:
-        meta["tuner_report"] = recorder.meta["tuner_report"] = report
+    if report := tuner_obj.run_report():
+        meta["tuner_report"] = report
+    recorder.meta.update(meta)  # the saved trace carries the end-of-run counts too
     result = RunResult(
         tuner=name, seed=seed, benchmark=target.benchmark, gpu=target.gpu,
         backend=target.backend.name, backend_description=target.backend.describe(),
