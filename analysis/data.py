@@ -9,7 +9,7 @@ import numpy as np
 
 from bat.dataset import Dataset, Status
 from bat.errors import DatasetError, UnknownNameError
-from bat.registry import dataset_entries
+from bat.registry import DatasetEntry, dataset_entries
 from bat.space import SearchSpace
 
 
@@ -37,20 +37,54 @@ def benchmarks_with_data(root: Path | None = None) -> list[str]:
 
 def load_benchmark_data(benchmark: str, gpus: list[str] | None = None,
                         root: Path | None = None) -> BenchmarkData:
-    """Read the datasets of ``benchmark`` (all GPUs, or those named) from the registry."""
-    from bat.importers import dataset_space  # the importers pull in the benchmark registry
+    """The datasets recorded on ``benchmark``'s space (all GPUs, or those named).
 
-    entries = [e for e in dataset_entries(root) if e.meta.benchmark == benchmark]
+    ``benchmark``: a registered name, a space file by path, or the name of imported datasets.
+    Datasets are matched by the space they were recorded on, never by name alone.
+    """
+    from bat.registry import resolve_benchmark
+
+    bench = resolve_benchmark(benchmark)
+    entries = [e for e in dataset_entries(root) if e.meta.space_hash == bench.space.space_hash]
     if not entries:
         raise UnknownNameError("benchmark with recorded data", benchmark, benchmarks_with_data(root))
-    known = [e.meta.gpu for e in entries]
+    known = sorted({e.meta.gpu for e in entries})
     for g in gpus or []:
         if g not in known:
             raise UnknownNameError(f"GPU for {benchmark}", g, known)
-    chosen = [e for e in entries if gpus is None or e.meta.gpu in gpus]
-    datasets = {e.meta.gpu: Dataset.load(e.path) for e in chosen}
-    space = dataset_space(next(iter(datasets.values())))
-    return BenchmarkData(benchmark, space, datasets)
+    return _group(bench.name, bench.space, [e for e in entries if gpus is None or e.meta.gpu in gpus])
+
+
+def load_dataset_data(refs: list[str]) -> list[BenchmarkData]:
+    """The datasets named by file or id, grouped by the space they were recorded on."""
+    from bat.registry import resolve_dataset
+
+    return group_by_space([resolve_dataset(ref) for ref in refs])
+
+
+def group_by_space(entries: list[DatasetEntry]) -> list[BenchmarkData]:
+    """Datasets grouped by the space they were recorded on, each group with its benchmark's name and space."""
+    from bat.importers import meta_benchmark
+
+    groups: dict[str, list[DatasetEntry]] = {}
+    for entry in entries:
+        groups.setdefault(entry.meta.space_hash, []).append(entry)
+    out = []
+    for entries in groups.values():
+        bench = meta_benchmark(entries[0].meta)
+        out.append(_group(bench.name, bench.space, entries))
+    return sorted(out, key=lambda d: d.benchmark)
+
+
+def _group(name: str, space: SearchSpace, entries: list[DatasetEntry]) -> BenchmarkData:
+    """One benchmark's data: at most one dataset per GPU (two are an error naming both files)."""
+    by_gpu: dict[str, DatasetEntry] = {}
+    for e in entries:
+        if e.meta.gpu in by_gpu:
+            raise DatasetError(f"two datasets of {name} on {e.meta.gpu}: {by_gpu[e.meta.gpu].path} and {e.path}; "
+                               "choose one with --dataset FILE|ID")
+        by_gpu[e.meta.gpu] = e
+    return BenchmarkData(name, space, {g: Dataset.load(e.path) for g, e in by_gpu.items()})
 
 
 def ok_times(dataset: Dataset) -> np.ndarray:

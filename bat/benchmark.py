@@ -139,7 +139,8 @@ def _parse_launch(raw: dict[str, Any], space: SearchSpace, source: str
 
 
 def load_benchmark(name_or_path: str | Path) -> Benchmark:
-    """A registered benchmark by name, or any space file (or directory holding space.json) by path."""
+    """A registered benchmark by name, or any space file (ours or T1, or a directory holding space.json)
+    by path. A path is used as written, even when a registered benchmark has the same name."""
     candidate = Path(name_or_path)
     if candidate.is_dir():
         candidate = candidate / "space.json"
@@ -151,9 +152,13 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
         raise SpaceSpecError(f"{candidate}: no such space file")
     else:
         raise UnknownNameError("benchmark", str(name_or_path), benchmark_names())
-    raw = read_space_json(path)
+    return benchmark_from_dict(read_space_json(path), path)
+
+
+def benchmark_from_dict(raw: dict[str, Any], path: Path) -> Benchmark:
+    """A Benchmark from a parsed space file (validated here); ``path`` is where it came from."""
     space = space_from_dict(raw, str(path))
-    bench = Benchmark(
+    return Benchmark(
         name=raw["name"], directory=path.parent, path=path, space=space,
         problem_size=dict(raw["problem_size"]),
         small_problem_size=dict(raw.get("small_problem_size", {})),
@@ -163,7 +168,11 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
         command_spec=_parse_command(raw, space, str(path)),
         _launch=_parse_launch(raw, space, str(path)),
     )
-    return bench
+
+
+def is_registered(bench: Benchmark) -> bool:
+    """True when ``bench`` is a registered benchmark's own space file (not a copy elsewhere)."""
+    return bench.name in benchmark_names() and bench.path.resolve() == benchmark_path(bench.name).resolve()
 
 
 def _parse_command(raw: dict[str, Any], space: SearchSpace, source: str) -> CommandSpec | None:

@@ -160,8 +160,12 @@ class Dataset:
         return self.frame[list(self.parameters)]
 
     # -- checks --------------------------------------------------------------
-    def check_space(self, space: SearchSpace) -> None:
-        """Raise SpaceMismatchError listing every way the data disagrees with ``space``."""
+    def check_space(self, space: SearchSpace, *, same_hash: bool = True) -> None:
+        """Raise SpaceMismatchError listing every way the data disagrees with ``space``.
+
+        ``same_hash=False`` accepts data recorded on another space with the same parameters and
+        values (a copy of a space with another constraint): only the hash may differ.
+        """
         problems: list[str] = []
         if tuple(space.names) != self.parameters:
             problems.append(f"parameters {list(self.parameters)} != space's {list(space.names)}")
@@ -172,7 +176,7 @@ class Dataset:
                 extra = sorted(seen - allowed, key=str)
                 if extra:
                     problems.append(f"{p.name}: values {extra} not in the space")
-        if self.meta.space_hash != space.space_hash:
+        if same_hash and self.meta.space_hash != space.space_hash:
             problems.append(
                 f"space hash {self.meta.space_hash[:12]} != space file's {space.space_hash[:12]}"
             )

@@ -60,3 +60,7 @@ class ProtocolError(BatError, ValueError):
         self.code, self.field = code, field
         super().__init__(f"{field}: {message}" if field else message)
         self.detail = message
+
+
+class UnsafeNameError(BatError, ValueError):
+    """A name that cannot become part of a file name, or a write into the installed package."""

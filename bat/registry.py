@@ -1,5 +1,12 @@
 """Registries by name, read from entry points: tuners, backends, and the recorded datasets.
 
+Datasets: the packages named in the ``bat.datasets`` group ship read-only
+datasets (ours: ``results/``); the user's data folder (bat.userdata) holds
+imported and recorded ones. Each dataset has an id, ``<root>/<path>``
+(``shipped/bat2-kerneltuner/gemm_RTX_3090``, ``data/gemm_A100``); two
+datasets of the same (benchmark, GPU) are an error that names both unless
+one is chosen by its file or id.
+
 Tuners are registered under the entry-point group ``bat.tuners`` in a
 package's metadata (``pyproject.toml``), so an installed third-party package
 adds a tuner without touching this repository. An entry point's object is
@@ -17,6 +24,7 @@ lazily.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import shlex
 from collections.abc import Mapping
@@ -26,9 +34,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from bat.benchmark import Benchmark, load_benchmark
 from bat.dataset import Dataset, DatasetMeta
 from bat.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
 from bat.tuner import Tuner, TunerEntry, parse_tuner_options
+from bat.userdata import datasets_dir
 
 #: GPU replayed when none is named: the one GPU with complete data for every shipped benchmark.
 DEFAULT_GPU = "RTX_3090"
@@ -185,46 +195,145 @@ def backend_factory(name: str) -> Any:
 
 
 # -- datasets ------------------------------------------------------------------------------
-def results_dir() -> Path:
-    """Where recorded datasets live (``BAT_RESULTS`` overrides the repository's ``results/``)."""
+#: Entry-point group of shipped datasets: ``name = "package"``, a package whose folder holds .parquet files.
+DATASET_GROUP = "bat.datasets"
+#: Label of the user's data folder in dataset ids.
+USER_ROOT = "data"
+
+
+@cache
+def _shipped() -> tuple[tuple[str, Path], ...]:
+    roots = []
+    for ep in entry_points(group=DATASET_GROUP):
+        spec = importlib.util.find_spec(ep.value)
+        dirs = list(spec.submodule_search_locations or []) if spec else []
+        if not dirs:
+            raise RegistryError(f"entry point {ep.name} = {ep.value} ({DATASET_GROUP}) is not a package on disk")
+        roots.append((ep.name, Path(dirs[0])))
+    return tuple(sorted(roots))
+
+
+def shipped_roots() -> list[tuple[str, Path]]:
+    """(label, folder) of the read-only datasets installed with packages (``BAT_RESULTS`` replaces them)."""
     env = os.environ.get("BAT_RESULTS")
-    return Path(env) if env else Path(__file__).resolve().parents[1] / "results"
+    return [("shipped", Path(env))] if env else list(_shipped())
+
+
+def dataset_roots() -> list[tuple[str, Path]]:
+    """Every folder searched for datasets: the shipped ones, then the user's data folder."""
+    return [*shipped_roots(), (USER_ROOT, datasets_dir())]
+
+
+def results_dir() -> Path:
+    """The first shipped dataset folder (the repository's ``results/``; ``BAT_RESULTS`` overrides it)."""
+    return shipped_roots()[0][1]
 
 
 @dataclass(frozen=True)
 class DatasetEntry:
+    """A dataset file with its metadata and its id (``<root label>/<path in the root, no suffix>``)."""
+
     path: Path
     meta: DatasetMeta
+    id: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.meta.benchmark, self.meta.gpu)
 
 
+def _entries_in(label: str, root: Path) -> list[DatasetEntry]:
+    if not root.is_dir():
+        return []
+    return [DatasetEntry(p, Dataset.read_meta(p), f"{label}/{p.relative_to(root).with_suffix('').as_posix()}")
+            for p in sorted(root.rglob("*.parquet"))]
+
+
 def dataset_entries(root: Path | None = None) -> list[DatasetEntry]:
-    """Every dataset under ``root`` (default: ``results_dir()``), sorted by benchmark and GPU."""
-    root = root or results_dir()
-    entries = [DatasetEntry(p, Dataset.read_meta(p)) for p in sorted(root.rglob("*.parquet"))]
-    return sorted(entries, key=lambda e: e.key)
+    """Every dataset (or those under ``root``), sorted by benchmark and GPU; a file is listed once."""
+    roots = [("custom", root)] if root is not None else dataset_roots()
+    seen: dict[Path, DatasetEntry] = {}
+    for label, folder in roots:
+        for e in _entries_in(label, folder):
+            seen.setdefault(e.path.resolve(), e)
+    return sorted(seen.values(), key=lambda e: (*e.key, e.id))
 
 
 def gpus_for(benchmark: str, root: Path | None = None) -> list[str]:
-    return [e.meta.gpu for e in dataset_entries(root) if e.meta.benchmark == benchmark]
+    return sorted({e.meta.gpu for e in dataset_entries(root) if e.meta.benchmark == benchmark})
 
 
-def find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = None) -> DatasetEntry:
-    """The dataset of ``benchmark`` on ``gpu`` (default: DEFAULT_GPU, else the first one)."""
-    entries = [e for e in dataset_entries(root) if e.meta.benchmark == benchmark]
+def _one(entries: list[DatasetEntry], what: str) -> DatasetEntry:
+    if len(entries) > 1:
+        raise DatasetError(f"{len(entries)} datasets of {what}: {', '.join(str(e.path) for e in entries)}; "
+                           f"choose one with --dataset FILE|ID (ids: {', '.join(e.id for e in entries)})")
+    return entries[0]
+
+
+def find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = None, *,
+                 space_hash: str | None = None) -> DatasetEntry:
+    """The one dataset of ``benchmark`` on ``gpu`` (default: DEFAULT_GPU, else the first GPU).
+
+    With ``space_hash``, datasets are matched by the space they were recorded on, whatever
+    their benchmark's name. Two datasets that match are an error naming both.
+    """
+    every = dataset_entries(root)
+    if space_hash is None:
+        entries = [e for e in every if e.meta.benchmark == benchmark]
+        what = f"benchmark {benchmark!r}"
+    else:
+        entries = [e for e in every if e.meta.space_hash == space_hash]
+        what = f"the space of {benchmark} (space hash {space_hash[:12]})"
     if not entries:
-        have = sorted({e.meta.benchmark for e in dataset_entries(root)})
-        raise DatasetError(
-            f"no recorded dataset for benchmark {benchmark!r} in {root or results_dir()}; "
-            f"benchmarks with data: {', '.join(have) or '(none)'}"
-        )
-    gpus = [e.meta.gpu for e in entries]
+        have = sorted({e.meta.benchmark for e in every})
+        hint = ""
+        if space_hash is not None and (same := [e for e in every if e.meta.benchmark == benchmark]):
+            hint = (f"; datasets of a benchmark named {benchmark} were recorded on another space: "
+                    f"{', '.join(e.id for e in same)} (replay one with --dataset FILE|ID)")
+        where = root or ", ".join(str(r) for _, r in dataset_roots())
+        raise DatasetError(f"no recorded dataset for {what} in {where}{hint}; "
+                           f"benchmarks with data: {', '.join(have) or '(none)'}")
+    gpus = sorted({e.meta.gpu for e in entries})
     if gpu is None:
         gpu = DEFAULT_GPU if DEFAULT_GPU in gpus else gpus[0]
-    for e in entries:
-        if e.meta.gpu == gpu:
-            return e
-    raise UnknownNameError(f"GPU for {benchmark}", gpu, gpus)
+    chosen = [e for e in entries if e.meta.gpu == gpu]
+    if not chosen:
+        raise UnknownNameError(f"GPU for {benchmark}", gpu, gpus)
+    return _one(chosen, f"{benchmark} on {gpu}")
+
+
+def resolve_dataset(ref: str | Path) -> DatasetEntry:
+    """A dataset named by its file or its id (or the end of an id that names one dataset: ``gemm_A100``)."""
+    path = Path(ref)
+    if path.is_file():
+        for e in dataset_entries():
+            if e.path.resolve() == path.resolve():
+                return e
+        return DatasetEntry(path, Dataset.read_meta(path), str(path))
+    text = str(ref).strip("/")
+    every = dataset_entries()
+    exact = [e for e in every if e.id == text]
+    matches = exact or [e for e in every if e.id.endswith("/" + text)]
+    if matches:
+        return _one(matches, f"id {text!r}")
+    if path.suffix == ".parquet":
+        raise DatasetError(f"{ref}: no such dataset file")
+    raise UnknownNameError("dataset", text, [e.id for e in every])
+
+
+def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Benchmark:
+    """A benchmark as the command line names it: registered, a space file by path, or the name of
+    imported datasets (whose stored space is used; ``gpu`` picks among them)."""
+    from bat.importers import meta_benchmark
+
+    try:
+        return load_benchmark(name_or_path)
+    except UnknownNameError:
+        if not any(e.meta.benchmark == str(name_or_path) for e in dataset_entries()):
+            raise
+    return meta_benchmark(find_dataset(str(name_or_path), gpu).meta)
+
+
+def datasets_of(bench: Benchmark) -> list[DatasetEntry]:
+    """Every dataset recorded on ``bench``'s space (matched by space hash, whatever its name)."""
+    return [e for e in dataset_entries() if e.meta.space_hash == bench.space.space_hash]

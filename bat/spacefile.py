@@ -16,6 +16,7 @@ from typing import Any
 from bat.errors import SpaceSpecError
 from bat.expressions import FUNCTION_NAMES
 from bat.space import Constraint, Parameter, SearchSpace
+from bat.t1 import is_t1, name_from_file, t1_to_space
 
 REQUIRED = ("name", "parameters", "constraints", "problem_size")
 OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "launch", "kernel",
@@ -153,17 +154,19 @@ def space_from_dict(raw: Any, source: str = "<memory>") -> SearchSpace:
 
 
 def read_space_json(path: str | Path) -> dict[str, Any]:
-    """Parse a space file; malformed JSON raises SpaceSpecError naming file, line and column."""
+    """Parse a space file (ours, or a T1 file: bat.t1); malformed JSON raises SpaceSpecError naming file,
+    line and column."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpaceSpecError(f"{path}: cannot read space file ({exc.strerror})") from None
     try:
-        return json.loads(text)
+        raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SpaceSpecError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: "
                              f"{exc.msg}") from None
+    return t1_to_space(raw, str(path), name_from_file(path)) if is_t1(raw) else raw
 
 
 def load_space(path: str | Path) -> SearchSpace:

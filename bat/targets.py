@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bat.backends.replay import ReplayBackend
-from bat.benchmark import Benchmark, ProblemSize, load_benchmark
+from bat.benchmark import Benchmark, ProblemSize
 from bat.dataset import Dataset
 from bat.errors import BackendError
-from bat.importers import dataset_space
+from bat.importers import dataset_benchmark, dataset_space
 from bat.problem import Backend
-from bat.registry import find_dataset
+from bat.registry import find_dataset, resolve_benchmark
 from bat.space import SearchSpace
 
 
@@ -36,16 +36,39 @@ class Target:
     dataset_path: Path | None = None
 
 
-def replay_target(benchmark: str, gpu: str | None = None, dataset: Dataset | None = None,
+def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: Dataset | None = None,
                   *, path: Path | None = None) -> Target:
-    """A replay target from a shipped dataset (or the one given)."""
+    """A replay target: the dataset recorded on the benchmark's space for ``gpu`` (matched by space hash),
+    or the dataset given (by object or ``path``).
+
+    A dataset given for a Benchmark object may have been recorded on another space with the same
+    parameters (a user's copy with another constraint): the Benchmark's space is used as written and
+    only the recorded configurations it allows are ever asked for.
+    """
+    if dataset is None and path is not None:
+        dataset = Dataset.load(path)
     if dataset is None:
-        entry = find_dataset(benchmark, gpu)
+        bench = benchmark if isinstance(benchmark, Benchmark) else resolve_benchmark(benchmark, gpu)
+        entry = find_dataset(bench.name, gpu, space_hash=bench.space.space_hash)
         dataset, path = Dataset.load(entry.path), entry.path
-    space = dataset_space(dataset)
-    dataset.check_space(space)
-    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, ReplayBackend(dataset), dataset.best_ms,
+        space = bench.space
+    elif isinstance(benchmark, Benchmark):
+        space = benchmark.space
+    else:
+        space = dataset_space(dataset)
+    dataset.check_space(space, same_hash=False)
+    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, ReplayBackend(dataset), best_in(dataset, space),
                   dataset, path)
+
+
+def best_in(dataset: Dataset, space: SearchSpace) -> float | None:
+    """Best objective among the dataset's ok rows that ``space`` allows (None when there is none)."""
+    ok = dataset.ok
+    if ok.empty:
+        return None
+    valid = space.is_valid(space.encode(ok[list(space.names)]))
+    times = ok["objective_ms"].to_numpy(dtype=float)[valid]
+    return float(times.min()) if len(times) else None
 
 
 def command_target(bench: Benchmark, *, small: bool = False) -> Target:
@@ -70,11 +93,15 @@ def live_target(bench: Benchmark, size: ProblemSize | None = None, *, gpu: str |
 
 @dataclass(frozen=True)
 class TargetRequest:
-    """What the command line asked for beyond the benchmark and the backend's name."""
+    """What the command line asked for beyond the benchmark and the backend's name.
+
+    ``dataset``: a dataset file chosen explicitly (``--dataset``); only the replay backend uses it.
+    """
 
     gpu: str | None = None
     size: ProblemSize | None = None
     counters: bool = False
+    dataset: Path | None = None
 
 
 #: A backend's entry in the ``bat.backends`` group: a benchmark and a request -> a Target.
@@ -82,8 +109,8 @@ TargetFactory = Callable[[Benchmark, TargetRequest], Target]
 
 
 def replay_for(bench: Benchmark, request: TargetRequest) -> Target:
-    """Backend ``replay``: the recorded dataset of the benchmark on the requested GPU."""
-    return replay_target(bench.name, request.gpu)
+    """Backend ``replay``: the dataset chosen, else the one recorded on the benchmark's space and GPU."""
+    return replay_target(bench, request.gpu, path=request.dataset)
 
 
 def live_for(bench: Benchmark, request: TargetRequest) -> Target:
@@ -98,24 +125,35 @@ def command_for(bench: Benchmark, request: TargetRequest) -> Target:
     return command_target(bench, small=request.size is not None and request.size.name == "small")
 
 
-def make_target(benchmark: str | Benchmark, *, backend: str = "auto",
+def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
                 request: TargetRequest | None = None) -> tuple[Target, str]:
     """The target of ``bat run``; the second value says which backend was chosen and why.
 
-    ``auto``: the benchmark's commands when its space file has a command section, live on a
-    GPU when the benchmark has a CUDA kernel and a GPU is present, replay otherwise. Any other
-    name is looked up in the ``bat.backends`` registry.
+    ``benchmark``: a Benchmark, a registered name, a space file by path, the name of imported
+    datasets, or None when ``request.dataset`` names the data (its stored space is used).
+    ``auto``: replay when a dataset was chosen; the benchmark's commands when its space file has a
+    command section; live on a GPU when the benchmark has a CUDA kernel runner and a GPU is
+    present; replay otherwise. Any other name is looked up in the ``bat.backends`` registry.
     """
     from bat.backends.live.device import gpu_available
     from bat.registry import backend_factory
 
     request = request or TargetRequest()
-    bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+    if benchmark is None:
+        if request.dataset is None:
+            raise BackendError("name a benchmark (or a space file), or a dataset to replay")
+        bench = dataset_benchmark(Dataset.load(request.dataset))
+    else:
+        bench = benchmark if isinstance(benchmark, Benchmark) else resolve_benchmark(benchmark, request.gpu)
+    if request.dataset is not None and backend not in ("auto", "replay"):
+        raise BackendError(f"--dataset replays recorded data; it cannot run on backend {backend!r}")
     why = ""
     if backend == "auto":
-        if bench.command_spec is not None:
+        if request.dataset is not None:
+            backend, why = "replay", "replaying the dataset chosen"
+        elif bench.command_spec is not None:
             backend, why = "command", "running its commands on this host"
-        elif bench.kernel and gpu_available():  # a benchmark without a kernel (e.g. coulomb) replays
+        elif bench.kernel.get("runner") and gpu_available():  # kernel-less benchmarks (coulomb) replay
             backend = "live"
         else:
             backend, why = "replay", "no GPU found, replaying"
@@ -124,4 +162,8 @@ def make_target(benchmark: str | Benchmark, *, backend: str = "auto",
     if not why:
         why = {"live": "live on the GPU" + (", with Nsight Compute counters" if request.counters else ""),
                "replay": "replaying", "command": "running its commands on this host"}.get(backend, backend)
+    dataset = target.dataset
+    if dataset is not None and dataset.meta.space_hash != target.space.space_hash:
+        why += (f" (dataset recorded on another space, hash {dataset.meta.space_hash[:12]}; the space of "
+                f"{bench.path} has {target.space.space_hash[:12]}: only its allowed configurations are asked)")
     return target, why

@@ -23,3 +23,9 @@ def ktt_dir() -> Path:
     if not KTT.exists():
         pytest.skip(f"published data not found at {KTT} (it lies beside the checkout in ../shared)")
     return KTT
+
+
+@pytest.fixture(autouse=True)
+def _user_data_dir(tmp_path_factory, monkeypatch):
+    """Every test gets its own empty data folder (imports, recordings and run traces go there)."""
+    monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path_factory.mktemp("bat-data")))

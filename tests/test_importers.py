@@ -112,7 +112,7 @@ def test_t4_round_trip(bat2_dir, tmp_path):
     ds = import_file(bat2_dir / "convolution_RTX_Titan.json.gz").dataset
     ds.frame["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = range(len(ds.frame))
     path = write_t4(ds, tmp_path / "t4.json")
-    params, frame = read_t4(json.loads(path.read_text()), str(path))
+    params, frame, _ = read_t4(json.loads(path.read_text()), str(path))
     assert params == list(ds.parameters)
     cols = [*ds.parameters, "status", "objective_ms", "times_ms", "compile_ms",
             "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]

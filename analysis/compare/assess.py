@@ -98,14 +98,14 @@ def observations(records: list[RunRecord], remeasure: int) -> pd.DataFrame:
                                        "best_ms", "rel_perf", "perf"])
 
 
-def random_times(benchmark: str, gpu: str, backend: str = "replay") -> np.ndarray | None:
+def random_times(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "") -> np.ndarray | None:
     """Times random search draws from: every constraint-valid configuration, failed ones as 1e300.
 
     None for a target that is not replayed (no recorded data to compute from).
     """
     from analysis.compare.execute import load_target
 
-    target = load_target(benchmark, gpu, backend)
+    target = load_target(benchmark, gpu, backend, dataset)
     if target.dataset is None:
         return None
     ok = target.dataset.ok["objective_ms"].to_numpy(dtype=float)
@@ -121,7 +121,7 @@ def random_baseline(campaign: Campaign) -> dict[str, dict[int, float]]:
 
     out: dict[str, dict[int, float]] = {}
     for bench, gpu in campaign.targets:
-        times = random_times(bench, gpu, campaign.backend)
+        times = random_times(bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu))
         if times is None:
             continue
         exp = expected_random_relative_performance(times, [min(b, len(times)) for b in campaign.budgets])

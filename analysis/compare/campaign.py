@@ -82,6 +82,7 @@ class RunSpec:
     budgets: tuple[int, ...]
     remeasure: int
     backend: str
+    dataset: str = ""  # the dataset file chosen explicitly (--dataset); "" looks it up by name and GPU
 
     @property
     def max_budget(self) -> int:
@@ -90,7 +91,10 @@ class RunSpec:
     @property
     def run_id(self) -> str:
         """Stable identity: the same definition gives the same id, in any campaign."""
-        key = json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
+            del fields["dataset"]
+        key = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
@@ -106,6 +110,7 @@ class Campaign:
     remeasure: int = 0  # re-measurements of each run's final configuration (0: none)
     backend: str = "replay"
     notes: tuple[str, ...] = field(default=())
+    datasets: tuple[tuple[str, str, str], ...] = ()  # (benchmark, GPU, file) of targets chosen by dataset
 
     def __post_init__(self) -> None:
         if not self.tuners:
@@ -124,6 +129,12 @@ class Campaign:
         if self.backend not in ("replay", "live"):
             raise CampaignError(f"backend must be replay or live, got {self.backend!r}")
         object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
+        if len(set(self.targets)) != len(self.targets):
+            raise CampaignError(f"a target appears twice: {[f'{b}/{g}' for b, g in self.targets]}")
+
+    def dataset_for(self, benchmark: str, gpu: str) -> str:
+        """The dataset file chosen for a target ("" when it is looked up by name and GPU)."""
+        return next((f for b, g, f in self.datasets if (b, g) == (benchmark, gpu)), "")
 
     def run_seed(self, label: str, benchmark: str, gpu: str, repeat: int) -> int:
         """The seed of one repeat (derivation in the module docstring)."""
@@ -139,7 +150,8 @@ class Campaign:
             for bench, gpu in self.targets:
                 for r in range(self.repeats):
                     seed = self.run_seed(t.label, bench, gpu, r)
-                    out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend) for g in groups)
+                    out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
+                                       self.dataset_for(bench, gpu)) for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
 
     def budget_policy(self) -> dict[str, str]:
@@ -160,6 +172,7 @@ class Campaign:
             "remeasure": self.remeasure,
             "backend": self.backend,
             "notes": list(self.notes),
+            "datasets": [list(d) for d in self.datasets],
             "budget_policy": self.budget_policy(),
             "seed_derivation": "SeedSequence([seed, repeat, *first four little-endian uint32 words of "
                                "sha256('label|benchmark|gpu')]).generate_state(1)[0]",
@@ -169,21 +182,32 @@ class Campaign:
 def resolve_targets(benchmarks: list[str] | None, gpus: list[str] | None) -> tuple[tuple[str, str], ...]:
     """(benchmark, GPU) pairs with recorded data.
 
-    ``benchmarks`` None or ``["all"]``: every benchmark with a dataset. ``gpus``
-    None: each benchmark's default GPU (``bat.registry.find_dataset``);
-    ``["all"]``: every GPU recorded for it; otherwise the GPUs named (each must
-    have data for every benchmark named).
+    ``benchmarks`` None or ``["all"]``: every benchmark with a dataset; a benchmark is a name or a
+    space file by path (its datasets are the ones recorded on its space). ``gpus`` None: each
+    benchmark's default GPU (``bat.registry.find_dataset``); ``["all"]``: every GPU recorded for
+    it; otherwise the GPUs named (each must have data for every benchmark named).
     """
-    from bat.registry import dataset_entries, find_dataset, gpus_for
+    from bat.registry import dataset_entries, datasets_of, find_dataset, resolve_benchmark
 
     if not benchmarks or benchmarks == ["all"]:
         benchmarks = sorted({e.meta.benchmark for e in dataset_entries()})
     out: list[tuple[str, str]] = []
-    for bench in benchmarks:
+    for name in benchmarks:
+        bench = resolve_benchmark(name)
+        h = bench.space.space_hash
         if not gpus:
-            out.append((bench, find_dataset(bench).meta.gpu))
+            out.append((name, find_dataset(bench.name, space_hash=h).meta.gpu))
         elif gpus == ["all"]:
-            out.extend((bench, g) for g in gpus_for(bench))
+            out.extend((name, g) for g in sorted({e.meta.gpu for e in datasets_of(bench)}))
         else:
-            out.extend((bench, find_dataset(bench, g).meta.gpu) for g in gpus)
+            out.extend((name, find_dataset(bench.name, g, space_hash=h).meta.gpu) for g in gpus)
     return tuple(out)
+
+
+def dataset_targets(refs: list[str]) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str, str], ...]]:
+    """Targets of datasets named by file or id: the (benchmark, GPU) pairs and their files."""
+    from bat.registry import resolve_dataset
+
+    entries = [resolve_dataset(r) for r in refs]
+    return (tuple(e.key for e in entries),
+            tuple((*e.key, str(e.path.resolve())) for e in entries))

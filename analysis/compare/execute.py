@@ -43,14 +43,16 @@ from bat.errors import MissingDependencyError
 from bat.problem import Budget
 from bat.targets import Target, TargetRequest, make_target, replay_target
 
-_TARGETS: dict[tuple[str, str, str], Target] = {}
+_TARGETS: dict[tuple[str, str, str, str], Target] = {}
 
 
-def load_target(benchmark: str, gpu: str, backend: str = "replay") -> Target:
-    """The target of (benchmark, GPU), loaded once per process."""
-    key = (benchmark, gpu, backend)
+def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "") -> Target:
+    """The target of (benchmark, GPU), or of the dataset file chosen for it, loaded once per process."""
+    key = (benchmark, gpu, backend, dataset)
     if key not in _TARGETS:
-        if backend == "replay":
+        if dataset:
+            _TARGETS[key] = replay_target(benchmark, gpu, path=Path(dataset))
+        elif backend == "replay":
             _TARGETS[key] = replay_target(benchmark, gpu)
         else:
             _TARGETS[key] = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))[0]
@@ -59,7 +61,7 @@ def load_target(benchmark: str, gpu: str, backend: str = "replay") -> Target:
 
 def execute_run(spec: RunSpec) -> RunRecord:
     """Run ``spec`` and summarise it per budget (see the module docstring)."""
-    target = load_target(spec.benchmark, spec.gpu, spec.backend)
+    target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset)
     start = time.perf_counter()
     result = run_tuner(spec.tuner.build(), target, budget=Budget(max_evals=spec.max_budget),
                        seed=spec.seed, tuner_name=spec.tuner.label)

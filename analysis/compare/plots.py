@@ -32,7 +32,7 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -
     ks = np.unique(np.geomspace(1, top, 40).round().astype(int)).tolist()
     expected = {}
     for bench, gpu in campaign.targets:
-        times = random_times(bench, gpu, campaign.backend)
+        times = random_times(bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu))
         if times is not None:
             expected[(bench, gpu)] = expected_random_relative_performance(times, [min(k, len(times)) for k in ks])
     out.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,9 @@ line on stderr and exit status 2.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
 import typer
 
@@ -20,6 +22,17 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _options(
+    data_dir: Path = typer.Option(None, "--data-dir", envvar="BAT_DATA_DIR", show_envvar=True,
+                                  help="Your data folder: imports, recordings and run traces go there "
+                                       "(default ./bat-data)."),
+) -> None:
+    """BAT: a benchmark suite for GPU kernel autotuners."""
+    if data_dir is not None:  # worker processes inherit it through the environment
+        os.environ["BAT_DATA_DIR"] = str(data_dir.resolve())
 
 
 def _register() -> None:

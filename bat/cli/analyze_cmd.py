@@ -8,10 +8,15 @@ import typer
 
 
 def analyze(
-    benchmark: list[str] = typer.Option(None, "--benchmark", "-b", help="Benchmark to analyse (repeatable)."),
+    benchmark: list[str] = typer.Option(None, "--benchmark", "-b",
+                                        help="Benchmark to analyse, by name or space file (repeatable): every "
+                                             "dataset recorded on its space."),
+    dataset: list[str] = typer.Option(None, "--dataset", "-d",
+                                      help="Dataset to analyse, by file or id (repeatable); datasets of one space "
+                                           "are analysed together."),
     gpus: list[str] = typer.Option(None, "--gpus", "-g", help="GPUs to include (default: every GPU with data)."),
     out: Path = typer.Option(Path("reports"), "--out", "-o", help="Directory for report.md, results.json, figures/."),
-    all_: bool = typer.Option(False, "--all", help="Every benchmark with recorded data."),
+    all_: bool = typer.Option(False, "--all", help="Every dataset, grouped by the space it was recorded on."),
     speedup: str = typer.Option("all", "--speedup",
                                 help="Speedup definition: all (failed = infinitely slow) or valid."),
     variant: str = typer.Option("published", "--centrality", help="Centrality variant: published or valid."),
@@ -25,15 +30,20 @@ def analyze(
     """Analyse the search space of benchmarks from their recorded data and write a report."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from analysis.data import benchmarks_with_data, load_benchmark_data
+    from analysis.data import group_by_space, load_benchmark_data, load_dataset_data
     from analysis.model import ModelSettings
     from analysis.report import AnalyzeSettings, analyze_benchmark, write_report
     from bat.cli.console import console
     from bat.errors import DatasetError
+    from bat.registry import dataset_entries
 
-    names = benchmarks_with_data() if all_ else list(benchmark or [])
-    if not names:
-        raise DatasetError("name a benchmark with --benchmark, or pass --all")
+    if all_:
+        jobs = group_by_space([e for e in dataset_entries() if not gpus or e.meta.gpu in gpus])
+    else:
+        jobs = [load_benchmark_data(name, list(gpus) if gpus else None) for name in benchmark or []]
+        jobs += load_dataset_data(list(dataset or []))
+    if not jobs:
+        raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
     settings = AnalyzeSettings(speedup_definition=speedup, centrality_variant=variant,
                                neighbourhood=neighbourhood, importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
@@ -42,8 +52,8 @@ def analyze(
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                   TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
-        for name in names:
-            data = load_benchmark_data(name, list(gpus) if gpus else None)
+        for data in jobs:
+            name = data.benchmark
             task = bar.add_task(name, total=1.0)
 
             def step(what: str, fraction: float, task=task, name=name) -> None:

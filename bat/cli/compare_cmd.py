@@ -19,7 +19,11 @@ def compare(
     tuners: str = typer.Option(None, "--tuners", "-t",
                                help="Comma-separated NAME or LABEL=NAME; NAME is a registered tuner or "
                                     "package.module:Class."),
-    benchmarks: str = typer.Option("all", "--benchmarks", "-b", help="Comma-separated benchmarks, or all."),
+    benchmarks: str = typer.Option("all", "--benchmarks", "-b",
+                                   help="Comma-separated benchmarks (names or space files), or all."),
+    datasets: str = typer.Option(None, "--dataset", "-d",
+                                 help="Comma-separated datasets (files or ids) to compare on, instead of "
+                                      "--benchmarks/--gpus."),
     gpus: str = typer.Option(None, "--gpus", help="Comma-separated GPUs, or all (default: each benchmark's "
                                                   "default GPU)."),
     budgets: str = typer.Option(None, "--budgets", help="Comma-separated evaluation budgets "
@@ -49,7 +53,7 @@ def compare(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from analysis.compare.assess import analyse, gate, load_baseline
-    from analysis.compare.campaign import Campaign, TunerSpec, resolve_targets
+    from analysis.compare.campaign import Campaign, TunerSpec, dataset_targets, resolve_targets
     from analysis.compare.execute import run_campaign
     from analysis.compare.presets import preset as get_preset
     from analysis.compare.report import write_outputs
@@ -64,9 +68,17 @@ def compare(
                                                                     [25, 50, 100, 200, 400])
     except ValueError as exc:
         raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
+    if datasets:
+        if benchmarks != "all" or gpus:
+            raise typer.BadParameter("give --dataset or --benchmarks/--gpus, not both", param_hint="--dataset")
+        if backend != "replay":
+            raise typer.BadParameter("--dataset replays recorded data", param_hint="--backend")
+        targets, chosen = dataset_targets(_split(datasets) or [])
+    else:
+        targets, chosen = resolve_targets(_split(benchmarks), _split(gpus)), ()
     campaign = Campaign(
         tuners=tuple(TunerSpec.parse(t) for t in tuner_list),
-        targets=resolve_targets(_split(benchmarks), _split(gpus)),
+        targets=targets, datasets=chosen,
         budgets=tuple(budget_list), repeats=repeats, seed=seed,
         remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
         backend=backend, notes=(p.note,) if p else (),

@@ -1,4 +1,4 @@
-"""``bat import`` and ``bat export``: other tools' formats to datasets and back."""
+"""``bat import`` and ``bat export``: other tools' formats to datasets and back, into the user's data folder."""
 
 from __future__ import annotations
 
@@ -12,55 +12,125 @@ import typer
 class Format(StrEnum):
     kernel_tuner = "kernel_tuner"
     t4 = "t4"
+    ktt = "ktt"
+    t1 = "t1"
 
 
 def import_(
-    file: Path = typer.Argument(..., help="Kernel Tuner cache (.json/.json.gz), T4 or KTT JSON."),
-    benchmark: str = typer.Option(None, "--benchmark", "-b", help="Benchmark it belongs to (default: by parameters)."),
-    gpu: str = typer.Option(None, "--gpu", help="Short GPU id (default: from the file's device name)."),
+    file: Path = typer.Argument(..., help="Kernel Tuner cache (.json/.json.gz), T4 or KTT JSON; or a T1 "
+                                          "space file alone."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b",
+                                  help="The space the data belongs to: a benchmark name or a space file (ours or "
+                                       "T1) by path; or a new benchmark's name. Default: the benchmark whose "
+                                       "parameters and values hold the file's, else a space inferred from it, "
+                                       "named after the file."),
+    gpu: str = typer.Option(None, "--gpu", help="GPU id (default: from the file's device name)."),
     out: Path = typer.Option(None, "--out", "-o",
-                             help="Dataset file (default results/imported/<bench>_<gpu>.parquet)."),
+                             help="Dataset file (default <data folder>/datasets/<bench>_<gpu>.parquet)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file at --out."),
     source: str = typer.Option("", "--source", help="Where the data comes from (kept as provenance)."),
     licence: str = typer.Option("", "--licence", help="The data's licence notice."),
     notes: str = typer.Option("", "--notes", help="Anything a user of the data should know."),
 ) -> None:
-    """Import measured data as a dataset (Parquet), checked against its space."""
-    from bat.cli.console import console
+    """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
+    from bat.cli.console import console, err_console
     from bat.importers import import_file, space_dict
-    from bat.registry import results_dir
+    from bat.importers.kerneltuner import read_json
+    from bat.t1 import is_t1
+    from bat.userdata import check_writable, dataset_file
 
+    if is_t1(read_json(file)):
+        _import_space(file, out, force)
+        return
     imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence)
+    for warning in imp.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     ds = imp.dataset
-    out = out or results_dir() / "imported" / f"{ds.meta.benchmark}_{ds.meta.gpu}.parquet"
+    out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
+    _check_free(check_writable(out), force)
     ds.meta.n_expected = len(ds.frame)
     ds.meta.notes = notes or ds.meta.notes
     ds.save(out)
-    kind = f"benchmark {imp.benchmark.name}" if imp.benchmark else "a space inferred from the file"
-    console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {kind} on {ds.meta.gpu} -> {out}")
+    if imp.benchmark is None:
+        kind = "a space inferred from the file"
+    elif "space_file" in ds.meta.extra:
+        kind = f"the space in {imp.benchmark.path}"
+    else:
+        kind = f"benchmark {imp.benchmark.name}"
+    console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {ds.meta.benchmark}, {kind}, on {ds.meta.gpu} "
+                  f"-> {out}", highlight=False)
     counts = ds.frame["status"].value_counts().to_dict()
     console.print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    n_valid = imp.space.count_valid()
+    inside = len(ds.frame) - imp.n_constraint_violations
+    console.print(f"the space has {n_valid:,} valid configurations; the file has {inside:,} of them"
+                  + (" (every one)" if inside == n_valid else ""), highlight=False)
     if imp.n_constraint_violations:
-        console.print(f"warning: {imp.n_constraint_violations} rows violate the space's constraints")
+        err_console.print(f"[yellow]warning:[/] {imp.n_constraint_violations} rows violate the space's constraints")
     if imp.benchmark is None:
-        space_path = out.with_suffix(".space.json")
+        space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
         space_path.write_text(json.dumps(space_dict(imp.space), indent=2) + "\n")
-        console.print(f"inferred space written to {space_path}")
+        console.print(f"inferred space (kept in the dataset too) written to {space_path}")
+
+
+def _check_free(path: Path, force: bool) -> None:
+    from bat.errors import DatasetError
+
+    if path.exists() and not force:
+        raise DatasetError(f"{path} exists; give --force to replace it, or --out another file")
+
+
+def _import_space(file: Path, out: Path | None, force: bool) -> None:
+    """A T1 file alone: checked, converted to a space file in the data folder."""
+    from bat.benchmark import load_benchmark
+    from bat.cli.console import console
+    from bat.userdata import check_writable, safe_name, spaces_dir
+
+    bench = load_benchmark(file)
+    out = out or spaces_dir() / f"{safe_name(bench.name, 'T1 file name')}.json"
+    _check_free(check_writable(out), force)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(bench.raw, indent=2) + "\n")
+    space = bench.space
+    console.print(f"T1 space {bench.name}: {len(space.names)} parameters, {space.cardinality:,} configurations, "
+                  f"{space.count_valid():,} valid under {len(space.constraints)} constraints -> {out}",
+                  highlight=False)
 
 
 def export(
-    dataset: Path = typer.Argument(..., help="Dataset file (.parquet)."),
+    source: str = typer.Argument(..., help="Dataset file or id; for --to t1 also a benchmark or space file."),
     to: Format = typer.Option(..., "--to", help="Target format."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file (.json or .json.gz)."),
 ) -> None:
-    """Export a dataset to a Kernel Tuner cache or the T4 results format."""
+    """Export a dataset to a Kernel Tuner cache, T4 or KTT results; or a space to a T1 file."""
     from bat.cli.console import console
     from bat.dataset import Dataset
+    from bat.importers import dataset_benchmark
     from bat.importers.kerneltuner import write_cache
+    from bat.importers.ktt import write_ktt
     from bat.importers.t4 import write_t4
+    from bat.registry import resolve_benchmark, resolve_dataset
+    from bat.t1 import write_t1
+    from bat.userdata import check_writable
 
-    ds = Dataset.load(dataset)
-    (write_cache if to is Format.kernel_tuner else write_t4)(ds, out)
+    check_writable(out)
+    if to is Format.t1:
+        is_data = source.endswith(".parquet") or _is_dataset_id(source)
+        bench = dataset_benchmark(Dataset.load(resolve_dataset(source).path)) if is_data else resolve_benchmark(source)
+        write_t1(bench.raw, bench.directory, out)
+        console.print(f"wrote the space of {bench.name} ({len(bench.space.names)} parameters, "
+                      f"{len(bench.space.constraints)} constraints) as T1 to {out}", highlight=False)
+        return
+    ds = Dataset.load(resolve_dataset(source).path)
+    writer = {Format.kernel_tuner: write_cache, Format.t4: write_t4, Format.ktt: write_ktt}[to]
+    writer(ds, out)
     console.print(f"wrote {len(ds.frame)} rows of {ds.name} as {to.value} to {out}")
+
+
+def _is_dataset_id(text: str) -> bool:
+    from bat.registry import dataset_entries
+
+    return any(e.id == text or e.id.endswith("/" + text) for e in dataset_entries())
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from enum import StrEnum
 
 import typer
@@ -20,11 +21,12 @@ class What(StrEnum):
 def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
     """List benchmarks, tuners, datasets and GPUs."""
     from bat.benchmark import benchmark_names, load_benchmark
-    from bat.cli.console import console
+    from bat.cli.console import console, shown_path
     from bat.registry import (
         DEFAULT_GPU,
         backend_names,
         dataset_entries,
+        dataset_roots,
         scheme_names,
         scheme_summary,
         tuner_entry,
@@ -56,13 +58,20 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
         console.print(t)
     entries = dataset_entries()
     if what in (What.all, What.datasets):
-        t = Table(title="datasets (results/)")
-        for col in ("benchmark", "gpu", "rows", "source"):
-            t.add_column(col)
+        roots = "; ".join(f"{label}: {shown_path(root)}" for label, root in dataset_roots())
+        t = Table(title=f"datasets ({roots}); choose one with --dataset ID", title_justify="left")
+        t.add_column("id", no_wrap=True)
+        t.add_column("benchmark")
+        t.add_column("gpu")
+        t.add_column("rows", justify="right")
+        t.add_column("source", max_width=28, no_wrap=True, overflow="ellipsis")
+        t.add_column("path", overflow="fold")
+        keys = Counter(e.key for e in entries)
         for e in entries:
             m = e.meta
-            rows = str(m.n_expected) if m.n_expected is not None else "?"
-            t.add_row(m.benchmark, m.gpu + (" (partial)" if m.partial else ""), rows, m.source)
+            rows = f"{m.n_expected:,}" if m.n_expected is not None else "?"
+            gpu = m.gpu + (" (partial)" if m.partial else "") + (" (2+ datasets)" if keys[e.key] > 1 else "")
+            t.add_row(e.id, m.benchmark, gpu, rows, m.source, shown_path(e.path))
         console.print(t)
     if what in (What.all, What.gpus):
         t = Table(title=f"GPUs with recorded data (default for replay: {DEFAULT_GPU})")

@@ -24,8 +24,8 @@ def record(
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of --sample."),
     gpu_name: str = typer.Option(None, "--gpu-name", help="Short GPU id in the dataset "
                                  "(default: from the device name, e.g. H100_80GB_HBM3)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Dataset file (.parquet); default "
-                             "results/recorded/<bench>_<gpu>.parquet (runs/recorded/ for small)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Dataset file (.parquet); default <data folder>/"
+                             "datasets/<bench>_<gpu>.parquet (recorded-small/ for the small size)."),
     size: SizeChoice = typer.Option(SizeChoice.published, "--size", help="Problem size."),
     resume: bool = typer.Option(False, "--resume", help="Continue the journal beside --out."),
     limit: int = typer.Option(None, "--limit", min=1, help="Stop after N configurations."),
@@ -55,6 +55,7 @@ def record(
     from bat.cli.console import console
     from bat.dataset import Dataset, DatasetMeta
     from bat.errors import BatError, DatasetError
+    from bat.importers import remember_space
     from bat.recording.engine import RecordPlan, all_valid, open_journal, run_recording, sample_valid, to_dataset
     from bat.recording.live import provenance_meta
 
@@ -76,8 +77,8 @@ def record(
     session = LiveSession(bench, bench.size(size.value), repeats=repeats, timeout_s=timeout)
     space = session.bench.space
     work = all_valid(space) if all_ else sample_valid(space, sample, seed)
-    meta = DatasetMeta(**provenance_meta(session, gpu_name))
-    out = out or _default_out(bench.name, meta.gpu, size)
+    meta = remember_space(DatasetMeta(**provenance_meta(session, gpu_name)), bench)
+    out = out or _default_out(bench, meta.gpu, size, resume)
     device = {"gpu": meta.gpu, "gpu_name": meta.gpu_name, "arch": session.arch}
     plan = RecordPlan(space=space, work=work, size_name=session.size.name, meta=meta, device=device,
                       counters=profiler.metrics if profiler else ())
@@ -130,13 +131,24 @@ def record(
         raise typer.Exit(EXIT_RESUME_IN_NEW_PROCESS)
 
 
-def _default_out(benchmark: str, gpu: str, size: SizeChoice) -> Path:
-    """results/recorded/<bench>_<gpu>.parquet; small sizes go to runs/recorded/ (not replayed)."""
-    from bat.registry import results_dir
+def _default_out(bench, gpu: str, size: SizeChoice, resume: bool) -> Path:
+    """<data folder>/datasets/<bench>_<gpu>.parquet; small sizes go to recorded-small/ (never replayed).
+
+    A second dataset of the same space and GPU is never started by default: give --out for one.
+    """
+    from bat.errors import DatasetError
+    from bat.registry import datasets_of
+    from bat.userdata import data_dir, dataset_file
 
     if size is SizeChoice.small:
-        return Path("runs/recorded") / f"{benchmark}_{gpu}_small.parquet"
-    return results_dir() / "recorded" / f"{benchmark}_{gpu}.parquet"
+        return dataset_file(bench.name, f"{gpu}_small", folder=data_dir() / "recorded-small",
+                            fields=("benchmark", "--gpu-name"))
+    out = dataset_file(bench.name, gpu, fields=("benchmark", "--gpu-name"))
+    others = [e for e in datasets_of(bench) if e.meta.gpu == gpu and e.path.resolve() != out.resolve()]
+    if others and not resume:
+        raise DatasetError(f"a dataset of {bench.name} on {gpu} exists at {others[0].path}; give --out FILE to "
+                           "record another one (then choose between them with --dataset)")
+    return out
 
 
 def _record_command(bench, *, out: Path | None, size: SizeChoice, sample: int | None, seed: int,
@@ -145,7 +157,7 @@ def _record_command(bench, *, out: Path | None, size: SizeChoice, sample: int | 
     from bat.cli.console import console
     from bat.recording.command import host_id, record_command_benchmark
 
-    out = out or _default_out(bench.name, host_id(), size)
+    out = out or _default_out(bench, host_id(), size, resume)
     dataset, outcome = record_command_benchmark(
         bench, out, small=size is SizeChoice.small, sample=sample, seed=seed,
         compile_workers=max(1, workers), limit=limit, resume=resume)

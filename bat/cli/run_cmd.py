@@ -14,12 +14,17 @@ def run(
                                    "exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
     tuner_option: list[str] = typer.Option([], "--tuner-option", "-O",
                                            help="A hyper-parameter of the tuner, KEY=VALUE (repeatable)."),
-    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b",
+                                  help="Benchmark name, or a space file (ours or T1) by path, used as written."),
     gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
+    dataset: str = typer.Option(None, "--dataset", "-d",
+                                help="Dataset to replay, by file or id (`bat list datasets`); its own space is "
+                                     "used unless --benchmark names one."),
     budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
     time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same trace."),
-    out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default runs/<...>.parquet."),
+    out: Path = typer.Option(None, "--out", "-o",
+                             help="Trace file (Parquet); default <data folder>/runs/<...>.parquet."),
     backend: str = typer.Option("auto", "--backend",
                                 help="auto: live on a GPU when one is present, else replay; or a backend of "
                                      "`bat list backends`."),
@@ -29,22 +34,28 @@ def run(
     """Tune a benchmark with a tuner and report the best configuration found."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bat.cli.console import console
+    from bat.cli.console import console, shown_path
     from bat.driver import run_tuner
     from bat.problem import Budget
-    from bat.registry import make_tuner, with_arguments
+    from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.targets import TargetRequest, make_target
+    from bat.userdata import check_writable, runs_dir
 
+    if benchmark is None and dataset is None:
+        raise typer.BadParameter("give --benchmark NAME|FILE or --dataset FILE|ID", param_hint="--benchmark")
     spec = with_arguments(tuner, tuner_args or [])
     tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
+    chosen = resolve_dataset(dataset).path if dataset else None
     # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu
-    request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters)
+    request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen)
     target, how = make_target(benchmark, backend=backend, request=request)
-    console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
+    origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
+    console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     if out is None:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{tuner}_s{seed}")
-        out = Path("runs") / f"{safe}.parquet"
+        out = runs_dir() / f"{safe}.parquet"
+    check_writable(out)
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                   TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:

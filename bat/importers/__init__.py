@@ -1,24 +1,40 @@
 """Read measured data in other tools' formats into datasets, and write it back.
 
 ``import_file`` recognises the format from the file's content (Kernel Tuner
-cache, T4 results, KTT output), matches it to a registered benchmark by its
-parameter names (or the one the caller names), checks every parameter and
-value against that benchmark's space, and, for a kernel this project does
-not know, infers a space from the file's own parameter lists.
+cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
+
+- the space: ``benchmark`` as a registered name, or a space file by path
+  (ours or T1: bat.t1), used as written; without it, the registered benchmark
+  whose parameters and values hold the file's, else a space inferred from the
+  file's own value lists. A space that is not a registered benchmark's own
+  file travels with the dataset (``extra["space"]``, and ``extra["space_file"]``
+  when it came from a file), so the dataset needs nothing else to be replayed.
+- the names: ``benchmark`` (when it is not a space) and ``gpu`` override what
+  the file says. Otherwise the benchmark is the space's name, or for an
+  inferred space the file name up to its first dot without a trailing
+  ``_<GPU>``; the GPU is a T4 file's ``metadata.gpu`` or an id derived from
+  the device name, with a warning when there is none. Names given as names
+  must be safe in file names (bat.userdata), else an error names the field.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bat.benchmark import Benchmark, benchmark_names, load_benchmark
+import pandas as pd
+
+from bat.benchmark import Benchmark, benchmark_from_dict, benchmark_names, is_registered, load_benchmark
 from bat.dataset import Dataset, DatasetMeta
-from bat.errors import DatasetError, SpaceMismatchError
+from bat.errors import DatasetError, SpaceMismatchError, UnsafeNameError
 from bat.importers import kerneltuner, t4
 from bat.space import SearchSpace
-from bat.spacefile import space_from_dict
+from bat.t1 import is_t1
+from bat.userdata import safe_name
+
+UNKNOWN_GPU = "unknown_gpu"
 
 
 @dataclass
@@ -30,6 +46,47 @@ class Imported:
     benchmark: Benchmark | None  # None when the space was inferred from the file
     format: str
     n_constraint_violations: int
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Read:
+    """What one data file holds, before a space and names are chosen."""
+
+    format: str
+    params: list[str]
+    frame: pd.DataFrame
+    meta: DatasetMeta
+    device: str  # the device name as the file writes it ('' when none)
+    named_gpu: str | None = None  # a GPU id the file states (T4 metadata.gpu written by BAT)
+    value_lists: dict[str, list[Any]] = field(default_factory=dict)
+
+
+def _read(path: Path) -> _Read:
+    raw = kerneltuner.read_json(path)
+    if kerneltuner.is_kernel_tuner_cache(raw):
+        header, frame = kerneltuner.parse_cache(raw, str(path))
+        device = str(header.get("device_name", ""))
+        values = {k: list(v) for k, v in (header.get("tune_params") or {}).items()}
+        return _Read("kernel_tuner", list(header["tune_params_keys"]), frame,
+                     kerneltuner.cache_meta(header, "", "", UNKNOWN_GPU), device, value_lists=values)
+    if t4.is_t4(raw):
+        params, frame, info = t4.read_t4(raw, str(path))
+        meta = t4.t4_meta(raw, "", "", UNKNOWN_GPU)
+        meta.extra["t4"] = info
+        return _Read("t4", params, frame, meta, t4.t4_gpu_name(raw), named_gpu=t4.t4_gpu(raw))
+    from bat.importers import ktt  # only this format needs it
+
+    if ktt.is_ktt(raw):
+        params, frame, header = ktt.read_ktt(raw, str(path))
+        meta = DatasetMeta(benchmark="", space_hash="", gpu=UNKNOWN_GPU, gpu_name=header["device_name"],
+                           extra={"ktt_header": header}, date=str(header.get("Timestamp", ""))[:10],
+                           toolkit=f"KTT {header.get('KttVersion', '?')}")
+        return _Read("ktt", params, frame, meta, header["device_name"])
+    if is_t1(raw):
+        raise DatasetError(f"{path}: a T1 file describes a search space and holds no measurements; import "
+                           f"data with it as `bat import DATA --benchmark {path}`")
+    raise DatasetError(f"{path}: neither a Kernel Tuner cache, a T4 file nor KTT output")
 
 
 def import_file(
@@ -40,74 +97,134 @@ def import_file(
     source: str = "",
     licence: str = "",
 ) -> Imported:
-    """Import a Kernel Tuner cache, T4 or KTT file as a dataset."""
+    """Import a Kernel Tuner cache, T4 or KTT file as a dataset (see the module docstring)."""
     path = Path(path)
-    raw = kerneltuner.read_json(path)
-    if kerneltuner.is_kernel_tuner_cache(raw):
-        header, frame = kerneltuner.read_cache(path)
-        fmt, params = "kernel_tuner", list(header["tune_params_keys"])
-        name_hint = str(header.get("kernel_name", path.stem))
-        value_lists = {k: list(v) for k, v in header.get("tune_params", {}).items()}
-        gpu = gpu or kerneltuner.gpu_id(str(header.get("device_name", "")))
-    elif t4.is_t4(raw):
-        params, frame = t4.read_t4(raw, str(path))
-        fmt, name_hint, header = "t4", path.name.split(".")[0], {}
-        value_lists = {}
-        gpu = gpu or str((raw.get("metadata") or {}).get("gpu", "unknown_gpu"))
-    else:
-        from bat.importers import ktt  # only this format needs it
-
-        if not ktt.is_ktt(raw):
-            raise DatasetError(f"{path}: neither a Kernel Tuner cache, a T4 file nor KTT output")
-        params, frame, header = ktt.read_ktt(raw, str(path))
-        fmt, name_hint, value_lists = "ktt", path.name.split(".")[0], {}
-        gpu = gpu or kerneltuner.gpu_id(str(header.get("device_name", "")))
-
-    bench = _match_benchmark(params, benchmark, str(path))
+    read = _read(path)
+    warnings: list[str] = []
+    gpu = _gpu(read, gpu, path, warnings)
+    bench, name = _space(read, benchmark, path, gpu, warnings)
+    frame, meta = read.frame, read.meta
     if bench is not None:
         space = bench.space
         frame = frame[[*space.names, *[c for c in frame.columns if c not in space.names]]]
+        remember_space(meta, bench)
     else:
-        inferred = {
-            "name": name_hint,
-            "description": f"inferred from {path.name}",
-            "parameters": [
-                {"name": p, "values": value_lists.get(p) or sorted(frame[p].unique().tolist())}
-                for p in params
-            ],
-            "constraints": [],
-            "problem_size": {},
-        }
-        space = space_from_dict(inferred, source=str(path))
+        meta.extra["space"] = _inferred(read, name, path)
+        space = benchmark_from_dict(meta.extra["space"], path).space
     _check_values(frame, space, str(path))
-
-    if fmt == "kernel_tuner":
-        meta = kerneltuner.cache_meta(header, space.name, space.space_hash, gpu)
-    elif fmt == "t4":
-        meta = t4.t4_meta(raw, space.name, space.space_hash, gpu or "unknown_gpu")
-    else:
-        meta = DatasetMeta(benchmark=space.name, space_hash=space.space_hash, gpu=gpu or "unknown_gpu",
-                           gpu_name=str(header.get("device_name", "")), extra={"ktt_header": header},
-                           date=str(header.get("Timestamp", ""))[:10], toolkit=f"KTT {header.get('KttVersion', '?')}")
-    if bench is None:
-        meta.extra["space"] = space_dict(space)
+    meta.benchmark, meta.space_hash, meta.gpu = space.name, space.space_hash, gpu
+    meta.gpu_name = meta.gpu_name or read.device
     if "kt_timestamp" in frame.columns and not meta.date:
         stamps = frame["kt_timestamp"].dropna().astype(str).str[:10]
         if len(stamps):
             meta.date = stamps.min() if stamps.min() == stamps.max() else f"{stamps.min()} to {stamps.max()}"
-    meta.source = source or meta.source or f"imported from {path.name} ({fmt})"
+    meta.source = source or meta.source or f"imported from {path.name} ({read.format})"
     meta.licence = licence or meta.licence
     dataset = Dataset(frame=frame.reset_index(drop=True), meta=meta, parameters=tuple(space.names))
     valid = space.is_valid(space.encode(dataset.configs()))
-    return Imported(dataset, space, bench, fmt, int((~valid).sum()))
+    return Imported(dataset, space, bench, read.format, int((~valid).sum()), warnings)
+
+
+def _gpu(read: _Read, given: str | None, path: Path, warnings: list[str]) -> str:
+    if given:
+        return safe_name(given, "--gpu")
+    if read.named_gpu:
+        return safe_name(str(read.named_gpu), f"{path}: metadata.gpu")
+    derived = kerneltuner.gpu_id(read.device)
+    if derived.lower() in ("", "unknown", UNKNOWN_GPU, "none"):
+        warnings.append(f"{path.name} names no GPU (device name {read.device!r}); "
+                        f"the dataset's GPU is {UNKNOWN_GPU!r} (give --gpu NAME)")
+        return UNKNOWN_GPU
+    return derived
+
+
+def _space(read: _Read, given: str | None, path: Path, gpu: str, warnings: list[str]
+           ) -> tuple[Benchmark | None, str]:
+    """The benchmark whose space the data belongs to (None: infer one) and the name of an inferred one."""
+    if given and (given in benchmark_names() or Path(given).exists() or given.endswith(".json")):
+        bench = load_benchmark(given)
+        _same_parameters(read.params, bench, str(path))
+        return bench, bench.name
+    if given:
+        return None, _checked_name(given, "--benchmark")
+    for candidate in benchmark_names():
+        bench = load_benchmark(candidate)
+        if set(bench.space.names) == set(read.params) and _holds(bench.space, read.frame):
+            return bench, bench.name
+    name = name_from_file(path, gpu)
+    if name in benchmark_names():
+        warnings.append(f"{name!r} is also a shipped benchmark, with another space; this dataset keeps the "
+                        "space read from the file (choose it with --dataset)")
+    return None, name
+
+
+def name_from_file(path: Path, gpu: str) -> str:
+    """The benchmark part of a file name: up to the first dot, without a trailing ``_<gpu>``."""
+    stem = path.name.split(".")[0]
+    if gpu and stem.lower().endswith("_" + gpu.lower()) and len(stem) > len(gpu) + 1:
+        stem = stem[: -len(gpu) - 1]
+    name = re.sub(r"\W", "_", stem) or "imported"
+    return f"b_{name}" if name[0].isdigit() else name
+
+
+def _checked_name(name: str, what: str) -> str:
+    safe_name(name, what)
+    if not name.isidentifier():
+        raise UnsafeNameError(f"{what} {name!r} is not usable as a benchmark name: use letters, digits and '_', "
+                              "not starting with a digit")
+    return name
+
+
+def _same_parameters(params: list[str], bench: Benchmark, where: str) -> None:
+    if set(bench.space.names) != set(params):
+        only_file = sorted(set(params) - set(bench.space.names))
+        only_space = sorted(set(bench.space.names) - set(params))
+        raise SpaceMismatchError(
+            f"{where}: parameters do not match benchmark {bench.name}: "
+            f"only in the file {only_file}, only in the space {only_space}"
+        )
+
+
+def _holds(space: SearchSpace, frame: pd.DataFrame) -> bool:
+    return all(set(frame[p.name].unique().tolist()) <= set(p.values) for p in space.parameters)
+
+
+def _inferred(read: _Read, name: str, path: Path) -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": f"inferred from {path.name}",
+        "parameters": [{"name": p, "values": read.value_lists.get(p) or sorted(read.frame[p].unique().tolist())}
+                       for p in read.params],
+        "constraints": [],
+        "problem_size": {},
+    }
+
+
+def remember_space(meta: DatasetMeta, bench: Benchmark) -> DatasetMeta:
+    """Store ``bench``'s space file in ``meta`` (and where it came from) unless it is a registered one."""
+    if not is_registered(bench):
+        meta.extra["space"] = bench.raw
+        meta.extra["space_file"] = str(bench.path.resolve())
+    return meta
+
+
+def meta_benchmark(meta: DatasetMeta) -> Benchmark:
+    """The benchmark of a dataset's metadata: the space stored with it, or its registered benchmark's."""
+    stored: dict[str, Any] | None = meta.extra.get("space")
+    if stored is not None:
+        where = Path(meta.extra.get("space_file") or f"dataset {meta.benchmark}/{meta.gpu}")
+        return benchmark_from_dict(stored, where)
+    return load_benchmark(meta.benchmark)
+
+
+def dataset_benchmark(dataset: Dataset) -> Benchmark:
+    """The benchmark a dataset belongs to (see meta_benchmark)."""
+    return meta_benchmark(dataset.meta)
 
 
 def dataset_space(dataset: Dataset) -> SearchSpace:
-    """The space a dataset belongs to: its registered benchmark's, or the one stored with it."""
-    stored: dict[str, Any] | None = dataset.meta.extra.get("space")
-    if stored is not None:
-        return space_from_dict(stored, source=f"dataset {dataset.name}")
-    return load_benchmark(dataset.meta.benchmark).space
+    """The space a dataset belongs to (see dataset_benchmark)."""
+    return dataset_benchmark(dataset).space
 
 
 def space_dict(space: SearchSpace) -> dict[str, Any]:
@@ -119,24 +236,6 @@ def space_dict(space: SearchSpace) -> dict[str, Any]:
         "constraints": [{"expr": c.expr, "why": c.why} for c in space.constraints],
         "problem_size": dict(getattr(space, "problem_size", None) or {}),
     }
-
-
-def _match_benchmark(params: list[str], name: str | None, where: str) -> Benchmark | None:
-    if name is not None:
-        bench = load_benchmark(name)
-        if set(bench.space.names) != set(params):
-            only_file = sorted(set(params) - set(bench.space.names))
-            only_space = sorted(set(bench.space.names) - set(params))
-            raise SpaceMismatchError(
-                f"{where}: parameters do not match benchmark {bench.name}: "
-                f"only in the file {only_file}, only in the space {only_space}"
-            )
-        return bench
-    for candidate in benchmark_names():
-        bench = load_benchmark(candidate)
-        if set(bench.space.names) == set(params):
-            return bench
-    return None
 
 
 def _check_values(frame: Any, space: SearchSpace, where: str) -> None:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from bat.dataset import Dataset, DatasetMeta, Status, make_frame
 from bat.errors import DatasetError
+from bat.userdata import derived_name
 
 FAILURE_STATUS = {
     "CompilationFailedConfig": Status.COMPILE_ERROR,
@@ -60,9 +61,13 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 def gpu_id(device_name: str) -> str:
-    """Short GPU id from a device name: 'NVIDIA GeForce RTX 3090' -> 'RTX_3090'."""
+    """Short GPU id from a device name: 'NVIDIA GeForce RTX 3090' -> 'RTX_3090' ('' for no name).
+
+    Only letters, digits, '_', '-' and '.' remain (bat.userdata.derived_name), so a device name
+    can never lead a file name out of its folder.
+    """
     words = [w for w in device_name.replace("-", " ").split() if w not in {"NVIDIA", "GeForce", "GPU"}]
-    return "_".join(words) or "unknown_gpu"
+    return derived_name("_".join(words))
 
 
 def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
@@ -70,9 +75,12 @@ def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
 
 
 def read_cache(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Parse a cache into (header, frame in dataset layout)."""
-    path = Path(path)
-    raw = read_json(path)
+    """Read a cache file into (header, frame in dataset layout)."""
+    return parse_cache(read_json(Path(path)), str(path))
+
+
+def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Parse a loaded cache into (header, frame in dataset layout)."""
     if not is_kernel_tuner_cache(raw):
         raise DatasetError(f"{path}: not a Kernel Tuner cache (no 'tune_params_keys'/'cache')")
     keys: list[str] = list(raw["tune_params_keys"])
@@ -164,7 +172,7 @@ def cache_meta(header: dict[str, Any], benchmark: str, space_hash: str, gpu: str
     return DatasetMeta(
         benchmark=benchmark,
         space_hash=space_hash,
-        gpu=gpu or gpu_id(str(header.get("device_name", ""))),
+        gpu=gpu or gpu_id(str(header.get("device_name", ""))) or "unknown_gpu",
         gpu_name=str(header.get("device_name", "")),
         problem_size=problem_size,
         extra={"kernel_tuner_header": header},

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from bat.backends.command import CommandBackend, command_backend
 from bat.commandspec import CommandSpec
 from bat.dataset import Dataset, DatasetMeta
+from bat.importers import remember_space
 from bat.nvrtc import CompileResult
 from bat.problem import EvalResult
 from bat.recording.engine import (
@@ -77,7 +78,7 @@ def command_meta(benchmark: Benchmark, backend: CommandBackend, *, size_name: st
     """Dataset metadata of a command recording, with the host's provenance."""
     cpu = host_cpu()
     spec = backend.spec
-    return DatasetMeta(
+    return remember_space(DatasetMeta(
         benchmark=benchmark.name, space_hash=benchmark.space.space_hash, gpu=host_id(cpu),
         gpu_name=cpu, problem_size=dict(backend.size),
         input_recipe={"size": size_name, "note": "inputs are made by the program itself"},
@@ -86,7 +87,7 @@ def command_meta(benchmark: Benchmark, backend: CommandBackend, *, size_name: st
         extra={"backend": "command", "host_cpu": cpu, "commands": spec.templates(),
                "objective": spec.objective.describe(), "repeats": spec.repeats,
                "time_limit_s": dict(spec.limits_s)},
-    )
+    ), benchmark)
 
 
 def skip_compile(job: CompileJob) -> CompileResult:

@@ -1,0 +1,96 @@
+"""The user's data folder, file names made only of safe names, and the rule that the install stays read-only.
+
+Imports, recordings and run traces go to a folder the user owns:
+``--data-dir`` (``bat --data-dir DIR COMMAND``), else the environment
+variable ``BAT_DATA_DIR``, else ``./bat-data`` in the current directory (per
+project, visible, like ``git``'s folder; nothing is written to a hidden
+per-user place). Inside it: ``datasets/`` (scanned by ``bat list datasets``
+and every command that looks datasets up), ``spaces/`` (imported T1 spaces),
+``runs/`` (``bat run`` traces) and ``recorded-small/`` (small-size
+recordings, never replayed).
+
+A name that becomes part of a file name (benchmark, GPU) must consist of
+letters, digits, ``_``, ``-`` and ``.``, not starting with a dot; anything
+else is an error naming the field it came from, so no name can reach outside
+the folder. GPU ids derived from free-text device names are sanitised instead.
+Nothing is ever written inside an installed (non-editable) copy of BAT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from functools import cache
+from pathlib import Path
+
+from bat.errors import UnsafeNameError
+
+ENV = "BAT_DATA_DIR"
+DEFAULT = "bat-data"
+_SAFE = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def data_dir() -> Path:
+    """The user's data folder (absolute): ``BAT_DATA_DIR``, else ``./bat-data``."""
+    return Path(os.environ.get(ENV) or DEFAULT).resolve()
+
+
+def datasets_dir() -> Path:
+    return data_dir() / "datasets"
+
+
+def spaces_dir() -> Path:
+    return data_dir() / "spaces"
+
+
+def runs_dir() -> Path:
+    return data_dir() / "runs"
+
+
+def safe_name(value: str, field: str) -> str:
+    """``value`` when it may be part of a file name; UnsafeNameError naming ``field`` otherwise."""
+    if not isinstance(value, str) or not _SAFE.fullmatch(value):
+        raise UnsafeNameError(f"{field} {value!r} cannot be part of a file name: use letters, digits, "
+                              "'_', '-' and '.' (not first)")
+    return value
+
+
+def derived_name(text: str) -> str:
+    """A safe name from free text (a device name): unsafe runs become '_', edges trimmed; '' if none is left."""
+    return _UNSAFE_RUN.sub("_", text).strip("._-")
+
+
+def dataset_file(benchmark: str, gpu: str, *, folder: Path | None = None,
+                 fields: tuple[str, str] = ("benchmark", "GPU")) -> Path:
+    """``<folder>/<benchmark>_<gpu>.parquet`` (default folder: the data folder's datasets/)."""
+    name = f"{safe_name(benchmark, fields[0])}_{safe_name(gpu, fields[1])}.parquet"
+    return (folder or datasets_dir()) / name
+
+
+@cache
+def _installed_dirs() -> tuple[Path, ...]:
+    """Top-level folders of an installed (non-editable) BAT distribution; none for a source checkout."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("bat")
+    except PackageNotFoundError:
+        return ()
+    direct = dist.read_text("direct_url.json")
+    if direct and json.loads(direct).get("dir_info", {}).get("editable"):
+        return ()
+    tops = {Path(str(f)).parts[0] for f in dist.files or () if len(Path(str(f)).parts) > 1}
+    tops = {t for t in tops if not t.endswith((".dist-info", ".egg-info")) and t != ".."}
+    return tuple(sorted(Path(str(dist.locate_file(t))).resolve() for t in tops))
+
+
+def check_writable(path: str | Path) -> Path:
+    """``path``, unless it lies inside an installed copy of BAT (UnsafeNameError naming both)."""
+    target = Path(path).resolve()
+    for root in _installed_dirs():
+        if target == root or root in target.parents:
+            raise UnsafeNameError(f"{path}: inside the installed package at {root}, which is read-only; "
+                                  f"write to the data folder ({data_dir()}) or another place")
+    return Path(path)
