@@ -53,7 +53,7 @@ def compare(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from analysis.compare.assess import analyse, gate, load_baseline
-    from analysis.compare.campaign import Campaign, TunerSpec, dataset_targets, resolve_targets
+    from analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
     from analysis.compare.execute import run_campaign
     from analysis.compare.presets import preset as get_preset
     from analysis.compare.report import write_outputs
@@ -70,9 +70,9 @@ def compare(
         raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
     if datasets:
         if benchmarks != "all" or gpus:
-            raise typer.BadParameter("give --dataset or --benchmarks/--gpus, not both", param_hint="--dataset")
+            raise CampaignError("--dataset: give --dataset or --benchmarks/--gpus, not both")
         if backend != "replay":
-            raise typer.BadParameter("--dataset replays recorded data", param_hint="--backend")
+            raise CampaignError(f"--dataset replays recorded data; it cannot run on backend {backend!r}")
         targets, chosen = dataset_targets(_split(datasets) or [])
     else:
         targets, chosen = resolve_targets(_split(benchmarks), _split(gpus)), ()

@@ -33,7 +33,7 @@ def import_(
     notes: str = typer.Option("", "--notes", help="Anything a user of the data should know."),
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
-    from bat.cli.console import console, err_console
+    from bat.cli.console import console, err_console, shown_path
     from bat.importers import import_file, space_dict
     from bat.importers.kerneltuner import read_json
     from bat.t1 import is_t1
@@ -44,7 +44,7 @@ def import_(
         return
     imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence)
     for warning in imp.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     ds = imp.dataset
     out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
     _check_free(check_writable(out), force)
@@ -58,7 +58,7 @@ def import_(
     else:
         kind = f"benchmark {imp.benchmark.name}"
     console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {ds.meta.benchmark}, {kind}, on {ds.meta.gpu} "
-                  f"-> {out}", highlight=False)
+                  f"-> {shown_path(out)}", highlight=False, soft_wrap=True)
     counts = ds.frame["status"].value_counts().to_dict()
     console.print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     n_valid = imp.space.count_valid()
@@ -66,11 +66,12 @@ def import_(
     console.print(f"the space has {n_valid:,} valid configurations; the file has {inside:,} of them"
                   + (" (every one)" if inside == n_valid else ""), highlight=False)
     if imp.n_constraint_violations:
-        err_console.print(f"[yellow]warning:[/] {imp.n_constraint_violations} rows violate the space's constraints")
+        err_console.print(f"[yellow]warning:[/] {imp.n_constraint_violations} rows violate the space's constraints",
+                          soft_wrap=True)
     if imp.benchmark is None:
         space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
         space_path.write_text(json.dumps(space_dict(imp.space), indent=2) + "\n")
-        console.print(f"inferred space (kept in the dataset too) written to {space_path}")
+        console.print(f"inferred space (kept in the dataset too) written to {shown_path(space_path)}")
 
 
 def _check_free(path: Path, force: bool) -> None:
@@ -83,7 +84,7 @@ def _check_free(path: Path, force: bool) -> None:
 def _import_space(file: Path, out: Path | None, force: bool) -> None:
     """A T1 file alone: checked, converted to a space file in the data folder."""
     from bat.benchmark import load_benchmark
-    from bat.cli.console import console
+    from bat.cli.console import console, shown_path
     from bat.userdata import check_writable, safe_name, spaces_dir
 
     bench = load_benchmark(file)
@@ -93,8 +94,8 @@ def _import_space(file: Path, out: Path | None, force: bool) -> None:
     out.write_text(json.dumps(bench.raw, indent=2) + "\n")
     space = bench.space
     console.print(f"T1 space {bench.name}: {len(space.names)} parameters, {space.cardinality:,} configurations, "
-                  f"{space.count_valid():,} valid under {len(space.constraints)} constraints -> {out}",
-                  highlight=False)
+                  f"{space.count_valid():,} valid under {len(space.constraints)} constraints -> {shown_path(out)}",
+                  highlight=False, soft_wrap=True)
 
 
 def export(

@@ -60,18 +60,17 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
     if what in (What.all, What.datasets):
         roots = "; ".join(f"{label}: {shown_path(root)}" for label, root in dataset_roots())
         t = Table(title=f"datasets ({roots}); choose one with --dataset ID", title_justify="left")
-        t.add_column("id", no_wrap=True)
-        t.add_column("benchmark")
-        t.add_column("gpu")
-        t.add_column("rows", justify="right")
-        t.add_column("source", max_width=28, no_wrap=True, overflow="ellipsis")
-        t.add_column("path", overflow="fold")
+        t.add_column("id / path", overflow="fold", ratio=3)
+        t.add_column("benchmark", overflow="fold", ratio=1)
+        t.add_column("gpu", overflow="fold", ratio=1)
+        t.add_column("rows", justify="right", no_wrap=True)
+        t.add_column("source", overflow="fold", ratio=2)
         keys = Counter(e.key for e in entries)
         for e in entries:
             m = e.meta
             rows = f"{m.n_expected:,}" if m.n_expected is not None else "?"
             gpu = m.gpu + (" (partial)" if m.partial else "") + (" (2+ datasets)" if keys[e.key] > 1 else "")
-            t.add_row(e.id, m.benchmark, gpu, rows, m.source, shown_path(e.path))
+            t.add_row(f"{e.id}\n[dim]{shown_path(e.path)}[/]", m.benchmark, gpu, rows, m.source)
         console.print(t)
     if what in (What.all, What.gpus):
         t = Table(title=f"GPUs with recorded data (default for replay: {DEFAULT_GPU})")

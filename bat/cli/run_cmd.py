@@ -36,13 +36,14 @@ def run(
 
     from bat.cli.console import console, shown_path
     from bat.driver import run_tuner
+    from bat.errors import BatError
     from bat.problem import Budget
     from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.targets import TargetRequest, make_target
     from bat.userdata import check_writable, runs_dir
 
     if benchmark is None and dataset is None:
-        raise typer.BadParameter("give --benchmark NAME|FILE or --dataset FILE|ID", param_hint="--benchmark")
+        raise BatError("bat run: give --benchmark NAME|FILE or --dataset FILE|ID")
     spec = with_arguments(tuner, tuner_args or [])
     tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
     chosen = resolve_dataset(dataset).path if dataset else None
@@ -50,7 +51,7 @@ def run(
     request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen)
     target, how = make_target(benchmark, backend=backend, request=request)
     origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
-    console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False)
+    console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     if out is None:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{tuner}_s{seed}")

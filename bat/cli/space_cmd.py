@@ -7,10 +7,11 @@ from rich.table import Table
 
 
 def space(
-    name: str = typer.Argument(None, help="Benchmark name or path to a space JSON; all when omitted."),
+    name: str = typer.Argument(None, help="Benchmark name, a space file (ours or T1) by path, or the name of "
+                                          "imported datasets; all registered ones when omitted."),
 ) -> None:
     """Show parameters, cardinality and constrained size of search spaces."""
-    from bat.benchmark import benchmark_names, load_benchmark
+    from bat.benchmark import benchmark_names
     from bat.cli.console import console
 
     names = [name] if name else benchmark_names()
@@ -18,13 +19,13 @@ def space(
     for col in ("benchmark", "parameters", "cardinality", "constrained", "published constrained"):
         t.add_column(col, justify="right" if col != "benchmark" else "left")
     for n in names:
-        b = load_benchmark(n)
+        b = _benchmark(n)
         pub = (b.published or {}).get("constrained")
         t.add_row(b.name, str(len(b.space.names)), f"{b.space.cardinality:,}", f"{b.space.count_valid():,}",
                   f"{pub:,}" if isinstance(pub, int) else "-")
     console.print(t)
     if name:
-        b = load_benchmark(name)
+        b = _benchmark(name)
         p = Table(title=f"{b.name} parameters")
         p.add_column("parameter")
         p.add_column("values")
@@ -33,6 +34,19 @@ def space(
         console.print(p)
         for c in b.space.constraints:
             console.print(f"constraint: {c.expr}", highlight=False)
+
+
+def _benchmark(name: str):
+    """A registered benchmark or a space file; else the stored space of imported datasets of that name."""
+    from bat.benchmark import load_benchmark
+    from bat.errors import UnknownNameError
+
+    try:
+        return load_benchmark(name)
+    except UnknownNameError:
+        from bat.registry import resolve_benchmark  # reads the datasets' metadata: only when needed
+
+        return resolve_benchmark(name)
 
 
 def register(app: typer.Typer) -> None:

@@ -5,8 +5,13 @@ value lists) and ``cache``: records keyed by the comma-joined parameter
 values. Failed configurations carry a string in ``time``
 (``CompilationFailedConfig``, ``RuntimeFailedConfig``, ``InvalidConfig``).
 Fields this format has and ours does not (timestamps, framework and strategy
-times, verification time, GFLOP/s) travel in the dataset's metadata and in
-per-row ``kt_*`` columns so an export gives the same cache back.
+times, verification time, GFLOP/s, any observer's scalar values) travel in
+the dataset's metadata and in per-row ``kt_<field>`` columns so an export
+gives the same cache back. Both shapes found in the wild are read: older
+caches (no ``schema_version``, ``objective`` or ``tune_params``; records
+with only some timings) and the versioned ones (``schema_version`` 1.x,
+an empty ``device_name`` allowed). An old cache is written back in the
+newer shape (value lists added).
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ STATUS_FAILURE.update(
         Status.MISSING: "RuntimeFailedConfig",
     }
 )
-#: Record fields kept per row as ``kt_<field>`` columns.
-EXTRA_FIELDS = ("verification_time", "strategy_time", "framework_time", "timestamp", "GFLOP/s")
+#: Record fields with a column of their own; every other scalar field is kept as ``kt_<field>``.
+MODELLED_FIELDS = ("time", "times", "compile_time", "benchmark_time")
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -108,9 +113,9 @@ def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
         row["times_ms"] = [float(x) for x in rec.get("times", [])]
         row["compile_ms"] = rec.get("compile_time", np.nan)
         row["benchmark_ms"] = rec.get("benchmark_time", np.nan)
-        for f in EXTRA_FIELDS:
-            if f in rec:
-                row[f"kt_{f}"] = rec[f]
+        for f, value in rec.items():
+            if f not in MODELLED_FIELDS and f not in row and (value is None or isinstance(value, int | float | str)):
+                row[f"kt_{f}"] = value
         rows.append(row)
     frame = make_frame(keys, rows)
     header = {k: v for k, v in raw.items() if k != "cache"}
@@ -135,15 +140,14 @@ def to_cache(dataset: Dataset) -> dict[str, Any]:
         out: dict[str, Any] = dict(zip(params, values, strict=True))
         status = Status(rec["status"])
         out["time"] = float(rec["objective_ms"]) if status is Status.OK else STATUS_FAILURE[status]
-        if len(rec["times_ms"]) or status is Status.OK:  # failed records carry no "times"
+        if len(rec["times_ms"]):  # failed records (and some old caches) carry no "times"
             out["times"] = [float(x) for x in rec["times_ms"]]
         for field, col in (("compile_time", "compile_ms"), ("benchmark_time", "benchmark_ms")):
             if not _is_nan(rec[col]):
                 out[field] = _plain(rec[col])
-        for f in EXTRA_FIELDS:
-            col = f"kt_{f}"
-            if col in rec and not _is_nan(rec[col]):
-                out[f] = _plain(rec[col])
+        for col, value in rec.items():
+            if col.startswith("kt_") and not _is_nan(value):
+                out[col[3:]] = _plain(value)
         cache[",".join(str(v) for v in values)] = out
     header["cache"] = cache
     return header
