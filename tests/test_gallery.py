@@ -10,18 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import own_data_files as files
 import pytest
-from own_data_files import (
-    kt_cache_new,
-    kt_cache_old,
-    ktt_output,
-    t1_space,
-    t4_from_kernel_tuner,
-    t4_ktt_shape,
-    t4_wild,
-    toy,
-    write,
-)
 
 from bat.cli import main
 from bat.importers.t4 import to_t4
@@ -30,18 +20,19 @@ from bat.trace import read_trace
 
 def _files(shape: str, folder: Path) -> list[str]:
     """The `bat import` arguments of one shape (files written into ``folder``)."""
-    ds = toy()
+    ds = files.toy()
     if shape == "t1+cache":
         valid = (ds.frame["BX"] * ds.frame["TS"] <= 5000).to_numpy()
         brute = type(ds)(ds.frame[valid].reset_index(drop=True), ds.meta, ds.parameters)
-        t1 = write(t1_space(ds), folder / "toy.T1.json")
-        return [str(write(kt_cache_new(brute), folder / "toy_RTX_3090.json")), "--benchmark", str(t1)]
-    makers = {"kernel_tuner_old": kt_cache_old, "kernel_tuner_new": kt_cache_new, "t4_kernel_tuner":
-              t4_from_kernel_tuner, "t4_ktt": t4_ktt_shape, "t4_wild": t4_wild, "t4_bat": to_t4, "ktt": ktt_output}
+        t1 = files.write(files.t1_space(ds), folder / "toy.T1.json")
+        return [str(files.write(files.kt_cache_new(brute), folder / "toy_RTX_3090.json")), "--benchmark", str(t1)]
+    makers = {"kernel_tuner_old": files.kt_cache_old, "kernel_tuner_new": files.kt_cache_new,
+              "t4_kernel_tuner": files.t4_from_kernel_tuner, "t4_ktt": files.t4_ktt_shape, "t4_wild": files.t4_wild,
+              "t4_bat": to_t4, "ktt": files.ktt_output}
     suffix = {"t4_": ".T4.json", "ktt": ".ktt.json"}
     name = "toy_RTX_3090" + next((v for k, v in suffix.items() if shape.startswith(k)), ".json")
     extra = [] if shape.startswith("kernel_tuner") or shape == "ktt" else ["--gpu", "RTX_3090"]
-    return [str(write(makers[shape](ds), folder / name)), *extra]
+    return [str(files.write(makers[shape](ds), folder / name)), *extra]
 
 
 @pytest.mark.parametrize("shape", ["kernel_tuner_old", "kernel_tuner_new", "t1+cache", "t4_kernel_tuner", "t4_ktt",
