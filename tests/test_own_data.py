@@ -274,6 +274,14 @@ def test_unchanged_copy_of_a_space_finds_its_data_by_hash(tmp_path, capsys):
     code, out, _ = run(["run", "-t", "reference:random", "-b", str(path), "-n", "5",
                         "-o", str(tmp_path / "t.parquet")], capsys)
     assert code == 0 and "pnpoly_RTX_3090.parquet" in out.splitlines()[0]
+    code, out, _ = run(["analyze", "-b", str(path), "--gpus", "RTX_Titan", "--no-importance",
+                        "--out", str(tmp_path / "r")], capsys)
+    assert code == 0 and "my_pnpoly: max speedup over median (all) RTX_Titan" in out
+    code, out, err = run(["compare", "-t", "reference:random", "-b", str(path), "--gpus", "RTX_2080_Ti",
+                          "--budgets", "5", "--repeats", "2", "--no-plots", "--out", str(tmp_path / "c")], capsys)
+    assert code == 0, err
+    targets = json.loads((tmp_path / "c" / "results.json").read_text())["campaign"]["targets"]
+    assert targets == [[str(path), "RTX_2080_Ti"]]
 
 
 # -- a never-seen kernel: T1 + Kernel Tuner cache ----------------------------------------------
@@ -297,6 +305,9 @@ def test_t1_and_cache_of_a_new_kernel_give_a_dataset_with_constraints(tmp_path, 
     trace, _ = read_trace(trace_file)
     assert int(trace["charged"].sum()) == 25
     assert "missing" not in set(trace["status"])  # every evaluated configuration was measured
+    code, out, _ = run(["run", "-t", "reference:random", "-b", "toykernel", "-n", "5", "-o", str(trace_file)],
+                       capsys)  # the imported benchmark by its name
+    assert code == 0 and "toykernel_RTX_3090.parquet" in out.splitlines()[0]
     target, _ = make_target(None, request=TargetRequest(dataset=entry.path))
     problem = Problem(space=target.space, backend=target.backend, budget=Budget(max_evals=5))
     result = problem.evaluate({"BM": 0, "BX": 640, "TS": 20, "UM": 0})  # 640 * 20 > 5000
@@ -326,3 +337,19 @@ def test_analyze_and_compare_take_datasets(tmp_path, capsys):
     assert {tuple(t) for t in result["campaign"]["targets"]} == {("toy", "RTX_3090"), ("pnpoly", "RTX_Titan")}
     code, _, err = run(["compare", "-t", "reference:random", "-d", "toy_RTX_3090", "-b", "gemm"], capsys)
     assert code == 2 and "not both" in err
+
+
+def test_record_never_starts_a_second_dataset_of_a_space_and_gpu_by_default(capsys):
+    from bat.benchmark import load_benchmark
+    from bat.dataset import DatasetMeta, make_frame
+    from bat.recording.command import host_id
+
+    bench = load_benchmark("matmul_c")
+    config = bench.space.config(bench.space.unrank_valid(__import__("numpy").array([0]))[0])
+    meta = DatasetMeta(benchmark="matmul_c", space_hash=bench.space.space_hash, gpu=host_id())
+    elsewhere = dataset_file("mine", "elsewhere")
+    Dataset(make_frame(bench.space.names, [config]), meta, bench.space.names).save(elsewhere)
+    code, _, err = run(["record", "-b", "matmul_c", "--sample", "2", "--size", "small"], capsys)
+    assert code == 0  # the small size goes elsewhere and is never replayed
+    code, _, err = run(["record", "-b", "matmul_c", "--sample", "2"], capsys)
+    assert code == 2 and str(elsewhere) in err.replace("\n", "") and "--out" in err

@@ -33,6 +33,9 @@ def test_public_t1_files_give_kernel_tuners_valid_counts(name, cardinality, vali
     assert bench.space.cardinality == cardinality
     assert bench.space.count_valid() == valid
     assert bench.kernel["t1"]["KernelSpecification"]["KernelName"] in ("Xgemm", "calculate_temp")
+    sizes = bench.kernel["t1"]["KernelSpecification"]["ProblemSize"]
+    assert list(bench.problem_size.values()) == sizes
+    assert list(bench.problem_size) == ["problem_size_x", "problem_size_y", "problem_size_z"][:len(sizes)]
 
 
 def test_values_strings_of_files_in_the_wild():
@@ -170,3 +173,14 @@ def test_tune_kernel_t1_runs_on_the_export_with_a_cache_of_the_shipped_data(name
         assert row is not None and bench.space.is_valid(bench.space.index(r["configuration"])[None, :])[0]
         if r["invalidity"] == "correct":
             assert r["measurements"][0]["value"] == pytest.approx(dataset.frame["objective_ms"].iloc[row])
+
+
+def test_bat_export_to_t1_from_a_benchmark_and_from_a_dataset(tmp_path, capsys):
+    assert main(["export", "hotspot", "--to", "t1", "--out", str(tmp_path / "h.T1.json")]) == 0
+    doc = json.loads((tmp_path / "h.T1.json").read_text())
+    assert doc["BenchmarkConfig"]["max_shared_bytes"] == 49152
+    assert any("<= 49152" in c["Expression"] for c in doc["ConfigurationSpace"]["Conditions"])
+    assert main(["export", "shipped/bat2-kerneltuner/pnpoly_RTX_Titan", "--to", "t1",
+                 "--out", str(tmp_path / "p.T1.json")]) == 0
+    assert load_benchmark(tmp_path / "p.T1.json").space.count_valid() == load_benchmark("pnpoly").space.count_valid()
+    assert "as T1" in capsys.readouterr().out
