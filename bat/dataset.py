@@ -216,7 +216,10 @@ class Dataset:
     @staticmethod
     def read_meta(path: str | Path) -> DatasetMeta:
         """Metadata only, without reading the rows."""
-        schema = pq.read_schema(path)
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise DatasetError(f"{path}: not a Parquet dataset: {exc}") from exc
         meta = schema.metadata or {}
         if META_KEY not in meta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")

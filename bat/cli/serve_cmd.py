@@ -28,7 +28,8 @@ def serve(
     budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
     time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
     seed: int = typer.Option(0, "--seed", "-s", help="Run seed; the client's seed in hello is drawn from it."),
-    out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default runs/<...>.parquet."),
+    out: Path = typer.Option(None, "--out", "-o",
+                             help="Trace file (Parquet); default <data folder>/runs/<...>.parquet."),
     backend: str = typer.Option("auto", "--backend", help="auto, or a backend of `bat list backends`."),
     socket_path: Path = typer.Option(None, "--socket", help="Serve one client on this Unix socket instead of "
                                                             "stdin/stdout."),
@@ -42,13 +43,15 @@ def serve(
     from bat.problem import Budget
     from bat.protocol.server import StreamTuner
     from bat.targets import TargetRequest, make_target
+    from bat.userdata import check_writable, runs_dir
 
     target, how = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))
     err_console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     if out is None:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{name}_s{seed}")
-        out = Path("runs") / f"{safe}.parquet"
+        out = runs_dir() / f"{safe}.parquet"
+    check_writable(out)
     settings = {"benchmark": target.benchmark, "gpu": target.gpu, "backend": target.backend.name,
                 "budget": {"evaluations": b.max_evals, "seconds": b.max_time_s}, "seed": seed}
     with contextlib.ExitStack() as stack:
