@@ -93,25 +93,32 @@ def _stdio() -> Iterator[tuple[IO[bytes], IO[bytes]]]:
 
 @contextlib.contextmanager
 def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
-    """Listen on a Unix socket at ``path``, serve the first client that connects, remove the socket."""
+    """Listen on a Unix socket at ``path``, serve the first client that connects, remove the socket.
+
+    The socket is bound and listening under a temporary name first and then renamed, so a client
+    that sees ``path`` can connect at once.
+    """
     from bat.cli.console import err_console
     from bat.errors import BatError
 
     if path.exists():
         raise BatError(f"--socket {path}: the file exists (another server, or a stale socket to remove)")
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    pending = path.with_name(f".{path.name}.{os.getpid()}.binding")
     try:
         try:
-            server.bind(str(path))
+            server.bind(str(pending))
+            server.listen(1)
+            pending.rename(path)
         except OSError as exc:
             raise BatError(f"--socket {path}: {exc.strerror or exc}") from exc
-        server.listen(1)
         err_console.print(f"listening on {path}", highlight=False)
         conn, _ = server.accept()
         with conn, conn.makefile("rb") as reader, conn.makefile("wb") as writer:
             yield reader, writer
     finally:
         server.close()
+        pending.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
 
 
