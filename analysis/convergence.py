@@ -1,15 +1,29 @@
-"""Convergence of random search, exactly, and the same curves from tuner traces.
+"""Convergence of random search, exactly, under two definitions; the same curves from tuner traces.
 
-Random search draws n distinct valid configurations uniformly; with the
-valid times sorted ascending (t_1 <= ... <= t_N) the best draw has rank K and
-P(K >= k) = C(N-k+1, n) / C(N, n) (every draw avoids the k-1 best ones).
-The relative performance t_1 / t_K then has an exact expectation and exact
-quantiles; no sampling is needed (``sampled_random_relative_performance``
-is the Monte-Carlo estimate, kept to check the exact one).
+Random search draws n distinct valid configurations uniformly. With the
+valid times sorted ascending (t_1 <= ... <= t_N), the best draw has rank K
+and P(K <= k) = 1 - C(N-k, n) / C(N, n): one minus the hypergeometric
+probability that none of the k best configurations is drawn
+(``scipy.stats.hypergeom``). The relative performance X = t_1 / t_K then
+has an exact distribution; no sampling is needed.
 
-``expected_random_relative_performance`` is the baseline other modules
-(``bat compare``) call. "Evaluations to reach x %" is the smallest n whose
-*expected* relative performance is at least x.
+Two definitions of "the" relative performance after n evaluations, both
+exact (``DEFINITIONS``):
+
+- ``median`` (default; the BAT 2.0 paper and METHODS.md item 3): the median
+  of X, i.e. its exact inverse-CDF quantile (the smallest value x with
+  P(X <= x) >= 0.5);
+- ``mean``: E[X].
+
+The band is the exact 25-75 % quantile range (inverse CDF) in both cases.
+n90/n95 ("evaluations to reach x %") are the smallest n whose median (or
+mean) reaches x; every output names the definition it used.
+
+From tuner traces the same curve is the sample median (numpy: the mean of
+the two middle runs for an even count) or the sample mean over runs of
+best known / best so far after k charged evaluations, with the sample
+quartiles as band. ``sampled_random_relative_performance`` is the
+Monte-Carlo estimate, kept to check the exact forms.
 """
 
 from __future__ import annotations
@@ -21,10 +35,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bat.errors import DatasetError
+from bat.errors import DatasetError, UnknownNameError
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 BAND = (0.25, 0.75)
+DEFINITIONS: dict[str, str] = {
+    "median": "median of best_overall / best_found (exact inverse-CDF quantile; the BAT 2.0 paper's definition)",
+    "mean": "mean (expectation) of best_overall / best_found",
+}
+
+
+def check_definition(definition: str) -> str:
+    if definition not in DEFINITIONS:
+        raise UnknownNameError("convergence definition", definition, list(DEFINITIONS))
+    return definition
 
 
 def default_budgets(n_valid: int) -> list[int]:
@@ -39,49 +63,64 @@ def _sorted_times(times: np.ndarray) -> np.ndarray:
     return t
 
 
-def _min_rank_pmf(n_total: int, n: int) -> np.ndarray:
-    """P(K = k), k = 1..N, for the best rank K of n draws without replacement from N."""
-    from scipy.special import gammaln
+def best_rank_cdf(n_total: int, n: int) -> np.ndarray:
+    """P(K <= k) for k = 0..N: the best of n draws without replacement is among the k best."""
+    from scipy.stats import hypergeom
 
     if not 1 <= n <= n_total:
         raise DatasetError(f"budget {n} outside 1..{n_total} (the number of valid configurations)")
-    m = n_total - np.arange(1, n_total + 2) + 1  # N-k+1 for k = 1..N+1
-    log_surv = np.full(n_total + 1, -np.inf)
-    ok = m >= n
-    log_surv[ok] = (gammaln(m[ok] + 1) - gammaln(m[ok] - n + 1)
-                    - gammaln(n_total + 1) + gammaln(n_total - n + 1))
-    surv = np.exp(log_surv)  # P(K >= k)
-    return surv[:-1] - surv[1:]
+    return 1.0 - hypergeom.pmf(0, n_total, np.arange(n_total + 1), n)
+
+
+def best_rank_pmf(n_total: int, n: int) -> np.ndarray:
+    """P(K = k), k = 1..N."""
+    return np.diff(best_rank_cdf(n_total, n))
 
 
 def expected_random_relative_performance(times: np.ndarray, budgets: Iterable[int]) -> np.ndarray:
     """Exact E[best_overall / best_found] after n draws without replacement, per budget n."""
     t = _sorted_times(times)
     rel = t[0] / t
-    return np.array([float(_min_rank_pmf(len(t), int(n)) @ rel) for n in budgets])
+    return np.array([float(best_rank_pmf(len(t), int(n)) @ rel) for n in budgets])
+
+
+def expected_random_best(values: np.ndarray, budgets: Iterable[int]) -> np.ndarray:
+    """Exact E[min of n draws without replacement] of ``values`` (any finite numbers), per budget n."""
+    v = np.sort(np.asarray(values, dtype=float))
+    return np.array([float(best_rank_pmf(len(v), int(n)) @ v) for n in budgets])
 
 
 def random_relative_performance_quantiles(times: np.ndarray, budgets: Iterable[int],
                                           qs: Sequence[float] = (0.25, 0.5, 0.75)) -> np.ndarray:
-    """Exact quantiles (rows: budgets, columns: ``qs``) of best_overall / best_found."""
+    """Exact inverse-CDF quantiles (rows: budgets, columns: ``qs``) of best_overall / best_found."""
     t = _sorted_times(times)
-    rel = t[0] / t
+    values, inverse = np.unique(t[0] / t, return_inverse=True)  # ascending relative performance
     out = []
     for n in budgets:
-        cdf_rank = np.cumsum(_min_rank_pmf(len(t), int(n)))
-        # the q-quantile of t_1/t_K is t_1/t_k at the (1-q)-quantile k of K
-        ks = [min(int(np.searchsorted(cdf_rank, 1.0 - q - 1e-12)), len(t) - 1) for q in qs]
-        out.append(rel[ks])
+        cdf = np.cumsum(np.bincount(inverse, weights=best_rank_pmf(len(t), int(n)), minlength=len(values)))
+        idx = np.searchsorted(cdf, np.asarray(qs, dtype=float) - 1e-12, side="left")
+        out.append(values[np.minimum(idx, len(values) - 1)])
     return np.array(out)
 
 
-def evaluations_to_reach(times: np.ndarray, target: float) -> int:
-    """Smallest n with expected relative performance >= ``target`` (bisection; it grows with n)."""
+def random_relative_performance(times: np.ndarray, budgets: Iterable[int], definition: str = "median") -> np.ndarray:
+    """The exact centre line of random search under ``definition`` (median or mean)."""
+    if check_definition(definition) == "mean":
+        return expected_random_relative_performance(times, budgets)
+    return random_relative_performance_quantiles(times, budgets, (0.5,))[:, 0]
+
+
+def evaluations_to_reach(times: np.ndarray, target: float, definition: str = "median") -> int:
+    """Smallest n whose exact median (or mean) relative performance is >= ``target``.
+
+    Bisection: both grow with n (the best of n + 1 draws is stochastically at least as good).
+    """
     t = _sorted_times(times)
+    check_definition(definition)
     lo, hi = 1, len(t)
     while lo < hi:
         mid = (lo + hi) // 2
-        if expected_random_relative_performance(t, [mid])[0] >= target:
+        if random_relative_performance(t, [mid], definition)[0] >= target:
             hi = mid
         else:
             lo = mid + 1
@@ -102,7 +141,11 @@ def sampled_random_relative_performance(times: np.ndarray, budgets: Sequence[int
 
 @dataclass(frozen=True)
 class Curve:
-    """Relative performance per budget: a centre line and a band, and how they were made."""
+    """Relative performance per budget: a centre line and a band, and how they were made.
+
+    ``runs`` holds the per-run values (runs x budgets) of a curve made from traces, so a
+    figure can draw every run; it is empty for the exact random-search curve.
+    """
 
     label: str
     budgets: list[int]
@@ -110,48 +153,78 @@ class Curve:
     low: list[float]
     high: list[float]
     method: str
+    definition: str = "median"
+    runs: tuple[tuple[float, ...], ...] = ()
+    steps: bool = False  # True: a step function of the evaluation count (traces)
 
     def to_dict(self) -> dict[str, object]:
         return {"label": self.label, "budgets": self.budgets, "centre": self.centre,
-                "band_low": self.low, "band_high": self.high, "method": self.method}
+                "band_low": self.low, "band_high": self.high, "method": self.method,
+                "definition": self.definition}
 
 
-def random_search_curve(times: np.ndarray, budgets: Sequence[int] | None = None) -> Curve:
-    """Exact expectation with the exact interquartile band of random search."""
+def random_search_curve(times: np.ndarray, budgets: Sequence[int] | None = None,
+                        definition: str = "median") -> Curve:
+    """Exact median (or mean) with the exact interquartile band of random search."""
     budgets = list(budgets) if budgets is not None else default_budgets(len(times))
-    q = random_relative_performance_quantiles(times, budgets, BAND)
-    return Curve("random search (exact)", budgets,
-                 expected_random_relative_performance(times, budgets).tolist(),
-                 q[:, 0].tolist(), q[:, 1].tolist(),
-                 "exact expectation (order statistics, drawing without replacement); "
-                 "band: exact 25-75 % quantiles")
+    q = random_relative_performance_quantiles(times, budgets, (BAND[0], 0.5, BAND[1]))
+    centre = q[:, 1] if check_definition(definition) == "median" else \
+        expected_random_relative_performance(times, budgets)
+    return Curve(f"random search (exact {definition})", budgets, centre.tolist(), q[:, 0].tolist(),
+                 q[:, 2].tolist(),
+                 f"exact {definition} of drawing without replacement (hypergeometric order statistics); "
+                 "band: exact 25-75 % quantiles", definition)
 
 
 def trace_relative_performance(traces: Sequence[pd.DataFrame], best_ms: float,
                                budgets: Sequence[int]) -> np.ndarray:
     """(runs, budgets) best_ms / best_so_far after k charged evaluations (NaN past a run's end)."""
     out = np.full((len(traces), len(budgets)), np.nan)
+    ks = np.asarray(budgets, dtype=int)
     for i, frame in enumerate(traces):
         missing = {"charged", "best_so_far_ms"} - set(frame.columns)
         if missing:
             raise DatasetError(f"trace {i} lacks columns {sorted(missing)}")
         best = frame.loc[frame["charged"].astype(bool), "best_so_far_ms"].to_numpy(dtype=float)
-        for j, k in enumerate(budgets):
-            if k <= len(best):
-                b = best[k - 1]
-                out[i, j] = best_ms / b if np.isfinite(b) else 0.0
+        inside = ks <= len(best)
+        b = best[ks[inside] - 1]
+        out[i, inside] = np.where(np.isfinite(b), best_ms / np.where(np.isfinite(b), b, 1.0), 0.0)
     return out
 
 
+def charged_lengths(traces: Sequence[pd.DataFrame]) -> list[int]:
+    """Charged evaluations of each trace."""
+    return [int(f["charged"].astype(bool).sum()) for f in traces]
+
+
 def trace_curve(label: str, traces: Sequence[pd.DataFrame], best_ms: float,
-                budgets: Sequence[int]) -> Curve:
-    """Median and interquartile band over runs of a tuner's traces."""
+                budgets: Sequence[int], definition: str = "median") -> Curve:
+    """Sample median (or mean) and interquartile band over runs, at budgets every run reached."""
+    check_definition(definition)
     rel = trace_relative_performance(traces, best_ms, budgets)
-    keep = ~np.isnan(rel).all(axis=0)
+    keep = ~np.isnan(rel).any(axis=0)
     rel, kept = rel[:, keep], [b for b, k in zip(budgets, keep, strict=True) if k]
-    lo, mid, hi = np.nanquantile(rel, [BAND[0], 0.5, BAND[1]], axis=0) if kept else ([], [], [])
-    return Curve(label, kept, list(map(float, mid)), list(map(float, lo)), list(map(float, hi)),
-                 f"median over {len(traces)} traces; band: 25-75 % quantiles")
+    if kept:
+        lo, mid, hi = np.quantile(rel, [BAND[0], 0.5, BAND[1]], axis=0)
+        centre = mid if definition == "median" else rel.mean(axis=0)
+    else:
+        lo = centre = hi = np.zeros(0)
+    return Curve(label, kept, list(map(float, centre)), list(map(float, lo)), list(map(float, hi)),
+                 f"sample {definition} over {len(traces)} traces; band: sample 25-75 % quantiles",
+                 definition, tuple(tuple(map(float, r)) for r in rel), steps=True)
+
+
+def trace_evaluations_to_reach(traces: Sequence[pd.DataFrame], best_ms: float, target: float,
+                               definition: str = "median") -> int | None:
+    """Smallest k (up to the shortest trace) whose sample median (or mean) over runs reaches ``target``."""
+    check_definition(definition)
+    shortest = min(charged_lengths(traces), default=0)
+    if shortest == 0:
+        return None
+    rel = trace_relative_performance(traces, best_ms, range(1, shortest + 1))
+    centre = np.median(rel, axis=0) if definition == "median" else rel.mean(axis=0)
+    hit = np.flatnonzero(centre >= target)
+    return int(hit[0]) + 1 if len(hit) else None
 
 
 def traces_by_tuner(paths: Iterable[str | Path], benchmark: str,

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bat.backends.replay import ReplayBackend
+from bat.backends.replay import NOISE_MODES, ReplayBackend
 from bat.benchmark import Benchmark, ProblemSize
 from bat.dataset import Dataset
-from bat.errors import BackendError
+from bat.errors import BackendError, UnknownNameError
 from bat.importers import dataset_benchmark, dataset_space
 from bat.problem import Backend
 from bat.registry import find_dataset, resolve_benchmark
@@ -37,13 +37,13 @@ class Target:
 
 
 def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: Dataset | None = None,
-                  *, path: Path | None = None) -> Target:
+                  *, path: Path | None = None, noise: str = "none", noise_seed: int = 0) -> Target:
     """A replay target: the dataset recorded on the benchmark's space for ``gpu`` (matched by space hash),
     or the dataset given (by object or ``path``).
 
     A dataset given for a Benchmark object may have been recorded on another space with the same
     parameters (a user's copy with another constraint): the Benchmark's space is used as written and
-    only the recorded configurations it allows are ever asked for.
+    only the recorded configurations it allows are ever asked for. ``noise``: see ReplayBackend.
     """
     if dataset is None and path is not None:
         dataset = Dataset.load(path)
@@ -57,8 +57,8 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
     else:
         space = dataset_space(dataset)
     dataset.check_space(space, same_hash=False)
-    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, ReplayBackend(dataset), best_in(dataset, space),
-                  dataset, path)
+    backend = ReplayBackend(dataset, noise=noise, noise_seed=noise_seed)
+    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, backend, best_in(dataset, space), dataset, path)
 
 
 def best_in(dataset: Dataset, space: SearchSpace) -> float | None:
@@ -102,6 +102,12 @@ class TargetRequest:
     size: ProblemSize | None = None
     counters: bool = False
     dataset: Path | None = None
+    noise: str = "none"  # replay only: objective drawn from the recorded repeats (ReplayBackend)
+    noise_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.noise not in NOISE_MODES:
+            raise UnknownNameError("replay noise mode", self.noise, list(NOISE_MODES))
 
 
 #: A backend's entry in the ``bat.backends`` group: a benchmark and a request -> a Target.
@@ -110,7 +116,7 @@ TargetFactory = Callable[[Benchmark, TargetRequest], Target]
 
 def replay_for(bench: Benchmark, request: TargetRequest) -> Target:
     """Backend ``replay``: the dataset chosen, else the one recorded on the benchmark's space and GPU."""
-    return replay_target(bench, request.gpu, path=request.dataset)
+    return replay_target(bench, request.gpu, path=request.dataset, noise=request.noise, noise_seed=request.noise_seed)
 
 
 def live_for(bench: Benchmark, request: TargetRequest) -> Target:
@@ -159,6 +165,9 @@ def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
             backend, why = "replay", "no GPU found, replaying"
     factory: TargetFactory = backend_factory(backend)
     target = factory(bench, request)
+    if request.noise != "none" and not hasattr(target.backend, "with_noise"):
+        raise BackendError(f"--noise {request.noise}: only the replay backend draws from recorded repeats, "
+                           f"this run uses {target.backend.name}")
     if not why:
         why = {"live": "live on the GPU" + (", with Nsight Compute counters" if request.counters else ""),
                "replay": "replaying", "command": "running its commands on this host"}.get(backend, backend)

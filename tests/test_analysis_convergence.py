@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,11 +11,14 @@ import pytest
 from analysis.convergence import (
     evaluations_to_reach,
     expected_random_relative_performance,
+    random_relative_performance,
     random_relative_performance_quantiles,
     random_search_curve,
     sampled_random_relative_performance,
     trace_curve,
+    trace_evaluations_to_reach,
 )
+from bat.errors import UnknownNameError
 
 
 @pytest.fixture
@@ -44,10 +49,10 @@ def test_edge_budgets(times):
 
 
 def test_evaluations_to_reach(times):
-    n90 = evaluations_to_reach(times, 0.9)
+    n90 = evaluations_to_reach(times, 0.9, "mean")
     e = expected_random_relative_performance(times, [n90 - 1, n90])
     assert e[0] < 0.9 <= e[1]
-    assert evaluations_to_reach(times, 0.95) >= n90
+    assert evaluations_to_reach(times, 0.95, "mean") >= n90
 
 
 def test_random_search_curve_band_contains_median(times):
@@ -67,3 +72,47 @@ def test_trace_curve():
     assert c.budgets == [1, 2, 3]
     # after 1 charged evaluation: 0 (nothing valid) and 0.5; after 2: 0.25 and 1.0
     assert c.centre[:2] == pytest.approx([0.25, 0.625])
+
+
+def _brute_force(times: np.ndarray, n: int) -> np.ndarray:
+    """Relative performance of every n-subset (each equally likely under random search)."""
+    best = times.min()
+    return np.array([best / min(c) for c in itertools.combinations(times, n)])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_median_mean_and_band_equal_brute_force_enumeration(seed):
+    rng = np.random.default_rng(seed)
+    times = rng.choice([1.0, 1.05, 1.1, 1.3, 1.6, 2.0, 2.5, 4.0], size=9)  # ties on purpose
+    budgets = list(range(1, len(times) + 1))
+    q = random_relative_performance_quantiles(times, budgets, (0.25, 0.5, 0.75))
+    mean = expected_random_relative_performance(times, budgets)
+    for j, n in enumerate(budgets):
+        every = _brute_force(times, n)
+        assert mean[j] == pytest.approx(every.mean(), rel=1e-12)
+        assert q[j] == pytest.approx(np.quantile(every, [0.25, 0.5, 0.75], method="inverted_cdf"), rel=1e-12)
+    assert random_relative_performance(times, budgets, "median") == pytest.approx(q[:, 1])
+    for target in (0.5, 0.8, 0.9, 0.95):
+        for definition, stat in (("median", lambda x: np.quantile(x, 0.5, method="inverted_cdf")),
+                                 ("mean", np.mean)):
+            brute = next(n for n in budgets if stat(_brute_force(times, n)) >= target)
+            assert evaluations_to_reach(times, target, definition) == brute, (target, definition)
+
+
+def test_the_two_definitions_differ_and_are_named(times):
+    n90 = {d: evaluations_to_reach(times, 0.9, d) for d in ("median", "mean")}
+    assert n90["median"] != n90["mean"]
+    curve = random_search_curve(times, [1, 10, 100], definition="mean")
+    assert curve.definition == "mean" and "exact mean" in curve.method
+    with pytest.raises(UnknownNameError, match="convergence definition"):
+        random_search_curve(times, [1], definition="mode")
+
+
+def test_trace_curve_mean_and_reach():
+    frames = [pd.DataFrame({"charged": True, "best_so_far_ms": b})
+              for b in ([4.0, 2.0, 1.0], [2.0, 2.0, 2.0], [1.0, 1.0, 1.0])]
+    mean = trace_curve("t", frames, 1.0, [1, 2, 3], definition="mean")
+    assert mean.centre == pytest.approx([(0.25 + 0.5 + 1) / 3, (0.5 + 0.5 + 1) / 3, (1 + 0.5 + 1) / 3])
+    assert trace_evaluations_to_reach(frames, 1.0, 0.9, "median") == 3  # medians 0.5, 0.5, 1
+    assert trace_evaluations_to_reach(frames, 1.0, 0.9, "mean") is None  # means up to 0.83
+    assert trace_evaluations_to_reach(frames, 1.0, 0.8, "mean") == 3

@@ -31,6 +31,7 @@ import numpy as np
 
 from bat.errors import BatError
 from bat.registry import make_tuner
+from bat.targets import NOISE_MODES
 from bat.tuner import Tuner
 
 
@@ -83,6 +84,7 @@ class RunSpec:
     remeasure: int
     backend: str
     dataset: str = ""  # the dataset file chosen explicitly (--dataset); "" looks it up by name and GPU
+    noise: str = "none"
 
     @property
     def max_budget(self) -> int:
@@ -90,10 +92,16 @@ class RunSpec:
 
     @property
     def run_id(self) -> str:
-        """Stable identity: the same definition gives the same id, in any campaign."""
+        """Stable identity: the same definition gives the same id, in any campaign.
+
+        ``dataset`` and ``noise`` enter the key only when they are not their defaults, so runs
+        stored before those options existed keep their ids.
+        """
         fields = asdict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
             del fields["dataset"]
+        if fields["noise"] == "none":
+            del fields["noise"]
         key = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
 
@@ -111,6 +119,7 @@ class Campaign:
     backend: str = "replay"
     notes: tuple[str, ...] = field(default=())
     datasets: tuple[tuple[str, str, str], ...] = ()  # (benchmark, GPU, file) of targets chosen by dataset
+    noise: str = "none"  # replay: objective drawn from the recorded repeats (bat.backends.replay)
 
     def __post_init__(self) -> None:
         if not self.tuners:
@@ -128,6 +137,10 @@ class Campaign:
             raise CampaignError(f"remeasure must be >= 0, got {self.remeasure}")
         if self.backend not in ("replay", "live"):
             raise CampaignError(f"backend must be replay or live, got {self.backend!r}")
+        if self.noise not in NOISE_MODES:
+            raise CampaignError(f"--noise must be one of {', '.join(NOISE_MODES)}, got {self.noise!r}")
+        if self.noise != "none" and self.backend != "replay":
+            raise CampaignError(f"--noise {self.noise} needs the replay backend, not {self.backend}")
         object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
         if len(set(self.targets)) != len(self.targets):
             raise CampaignError(f"a target appears twice: {[f'{b}/{g}' for b, g in self.targets]}")
@@ -151,7 +164,7 @@ class Campaign:
                 for r in range(self.repeats):
                     seed = self.run_seed(t.label, bench, gpu, r)
                     out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
-                                       self.dataset_for(bench, gpu)) for g in groups)
+                                       self.dataset_for(bench, gpu), noise=self.noise) for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
 
     def budget_policy(self) -> dict[str, str]:
@@ -171,6 +184,7 @@ class Campaign:
             "seed": self.seed,
             "remeasure": self.remeasure,
             "backend": self.backend,
+            "noise": self.noise,
             "notes": list(self.notes),
             "datasets": [list(d) for d in self.datasets],
             "budget_policy": self.budget_policy(),

@@ -1,20 +1,43 @@
 """Replay backend: answers evaluations from a recorded dataset, without a GPU.
 
 A configuration the dataset lacks is reported as ``missing`` (counted by the
-problem like any failure, never treated as slow); a recorded failure returns
-its recorded status. The cost of an evaluation is what it took when it was
-recorded: compile time plus benchmark time (or the sum of the repeated
-times when the benchmark time was not recorded).
+problem like any failure, never treated as slow, charged no time); a
+recorded failure returns its recorded status. The cost of an evaluation is
+what it took when it was recorded: compile, verification and benchmark time
+(``bat.costs``, which also says where that falls back).
+
+Measurement noise (``noise``): by default an evaluation returns the recorded
+objective. With ``"repeat"`` it returns one of the configuration's recorded
+repeated times, drawn uniformly; with ``"bootstrap"`` the mean of a resample
+(with replacement) of those times, as many as were recorded, i.e. what
+running the same measurement again could have given. The draw depends only
+on (``noise_seed``, the configuration's row), so it is reproducible whatever
+the order of evaluation, and two tuners run with the same seed see the same
+noisy value for the same configuration. A configuration with fewer than two
+recorded times returns its recorded objective (``noise_fallbacks`` counts
+those answers).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
+from bat.costs import RecordedCosts, recorded_costs
 from bat.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
+from bat.errors import UnknownNameError
 from bat.problem import EvalResult
+
+#: noise mode -> what an evaluation returns as its objective
+NOISE_MODES: dict[str, str] = {
+    "none": "the recorded objective",
+    "repeat": "one recorded repeated time, drawn uniformly",
+    "bootstrap": "the mean of a resample with replacement of the recorded repeated times",
+}
 
 
 class ReplayBackend:
@@ -22,7 +45,7 @@ class ReplayBackend:
 
     name = "replay"
 
-    def __init__(self, dataset: Dataset) -> None:
+    def __init__(self, dataset: Dataset, *, noise: str = "none", noise_seed: int = 0) -> None:
         self.dataset = dataset
         frame = dataset.frame
         self._extra_cols = [c for c in (*RESOURCE_COLUMNS, *counter_columns(frame)) if c in frame.columns]
@@ -30,16 +53,27 @@ class ReplayBackend:
         self._objective = frame["objective_ms"].to_numpy(dtype=float)
         self._times = frame["times_ms"].to_list()
         self._compile = frame["compile_ms"].to_numpy(dtype=float)
-        self._bench = frame["benchmark_ms"].to_numpy(dtype=float)
+        self.costs: RecordedCosts = recorded_costs(frame)
         self._message = frame["message"].to_list()
         self._extra = frame[self._extra_cols].to_numpy(dtype=float) if self._extra_cols else None
         self.missing = 0
+        self.noise, self.noise_seed = _check_noise(noise), int(noise_seed)
+        self.noise_fallbacks = 0
+
+    def with_noise(self, noise: str, seed: int) -> ReplayBackend:
+        """The same data with another noise mode and seed (arrays shared, counters reset)."""
+        other = copy.copy(self)
+        other.noise, other.noise_seed = _check_noise(noise), int(seed)
+        other.missing = other.noise_fallbacks = 0
+        return other
 
     def describe(self) -> str:
         m = self.dataset.meta
         where = m.gpu_name or m.gpu
         when = f", measured {m.date}" if m.date else ""
-        return f"replaying {len(self.dataset.frame)} recorded configurations of {m.benchmark} on {where}{when}"
+        noisy = (f"; objective = {NOISE_MODES[self.noise]} (seed {self.noise_seed})"
+                 if self.noise != "none" else "")
+        return f"replaying {len(self.dataset.frame)} recorded configurations of {m.benchmark} on {where}{when}{noisy}"
 
     def lookup(self, config: Mapping[str, Any]) -> int | None:
         """Row number of ``config`` in the dataset, or None."""
@@ -52,11 +86,6 @@ class ReplayBackend:
             self.missing += 1
             return EvalResult(config=cfg, status=Status.MISSING, message="not in the recorded dataset")
         times = tuple(self._times[i])
-        compile_ms = _num(self._compile[i])
-        bench_ms = _num(self._bench[i])
-        if bench_ms is None:
-            bench_ms = float(sum(times))
-        cost_s = ((compile_ms or 0.0) + bench_ms) / 1000.0
         status = Status(self._status[i])
         extra = {}
         if self._extra is not None:
@@ -64,18 +93,33 @@ class ReplayBackend:
         return EvalResult(
             config=cfg,
             status=status,
-            objective_ms=float(self._objective[i]) if status is Status.OK else None,
+            objective_ms=self._observed(i, times) if status is Status.OK else None,
             times_ms=times,
-            compile_ms=compile_ms,
-            cost_s=cost_s,
+            compile_ms=_num(self._compile[i]),
+            cost_s=float(self.costs.cost_s[i]),
             message=str(self._message[i]),
             extra=extra,
         )
+
+    def _observed(self, i: int, times: tuple[float, ...]) -> float:
+        if self.noise == "none":
+            return float(self._objective[i])
+        if len(times) < 2:
+            self.noise_fallbacks += 1
+            return float(self._objective[i])
+        rng = np.random.default_rng([self.noise_seed, i])
+        draws = rng.choice(np.asarray(times, dtype=float), size=1 if self.noise == "repeat" else len(times))
+        return float(draws.mean())
 
     def close(self) -> None:
         """Nothing to release."""
 
 
+def _check_noise(noise: str) -> str:
+    if noise not in NOISE_MODES:
+        raise UnknownNameError("replay noise mode", noise, list(NOISE_MODES))
+    return noise
+
+
 def _num(v: float) -> float | None:
     return None if math.isnan(v) else float(v)
-

@@ -48,6 +48,9 @@ def compare(
     backend: str = typer.Option("replay", "--backend", help="replay (recorded data) or live (the GPU, one "
                                                             "run at a time)."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write convergence plots."),
+    noise: str = typer.Option("none", "--noise",
+                              help="Replay: none (recorded objective), repeat (one recorded repeated time) or "
+                                   "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -81,7 +84,7 @@ def compare(
         targets=targets, datasets=chosen,
         budgets=tuple(budget_list), repeats=repeats, seed=seed,
         remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
-        backend=backend, notes=(p.note,) if p else (),
+        backend=backend, notes=(p.note,) if p else (), noise=noise,
     )
     for t in campaign.tuners:
         t.build()  # an unknown or broken tuner fails before any run

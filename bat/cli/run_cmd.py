@@ -28,6 +28,9 @@ def run(
     backend: str = typer.Option("auto", "--backend",
                                 help="auto: live on a GPU when one is present, else replay; or a backend of "
                                      "`bat list backends`."),
+    noise: str = typer.Option("none", "--noise",
+                              help="Replay only: none (recorded objective), repeat (one recorded repeated time) or "
+                                   "bootstrap (mean of a resample of the repeats), drawn with --seed."),
     tuner_args: list[str] = typer.Argument(None, metavar="[-- PROGRAM_ARGS]",
                                            help="After --, arguments for an exec:PROGRAM tuner."),
 ) -> None:
@@ -48,7 +51,8 @@ def run(
     tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
     chosen = resolve_dataset(dataset).path if dataset else None
     # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu
-    request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen)
+    request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen, noise=noise,
+                            noise_seed=seed)
     target, how = make_target(benchmark, backend=backend, request=request)
     origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
     console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
