@@ -1,11 +1,15 @@
 """Figures of the analyses (matplotlib, Agg backend): labelled axes, units, GPU names.
 
 Every function draws one figure and writes it as PNG and SVG next to each
-other; it returns the PNG path.
+other; it returns the PNG path. Long titles and tick labels are wrapped to
+the figure's width and figures are saved with a tight bounding box, so
+nothing is clipped. ``pyplot`` and ``save_figure`` are shared with the
+figures of ``bat compare``.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -17,8 +21,12 @@ from analysis.distribution import Distribution
 from analysis.importance import Importance
 from analysis.portability import Portability
 
+#: characters per inch of figure width at the title font size (9 pt), measured on DejaVu Sans
+_CHARS_PER_INCH = 15
 
-def _plt():
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -27,67 +35,92 @@ def _plt():
     return plt
 
 
-def _save(fig, path: Path) -> Path:
+def save_figure(fig, path: Path, *, svg: bool = True) -> Path:
+    """Write ``path``.png (and .svg) with a tight bounding box; close the figure; return the PNG path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path.with_suffix(".png"), dpi=150)
-    fig.savefig(path.with_suffix(".svg"))
-    _plt().close(fig)
+    fig.savefig(path.with_suffix(".png"), dpi=150, bbox_inches="tight")
+    if svg:
+        fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
+    pyplot().close(fig)
     return path.with_suffix(".png")
+
+
+def wrap(text: str, inches: float, scale: float = 1.0) -> str:
+    """``text`` broken into lines that fit ``inches`` of width (``scale``: font size / 9 pt)."""
+    return textwrap.fill(text, max(12, int(inches * _CHARS_PER_INCH / scale)))
+
+
+def set_title(ax, text: str, fontsize: float = 9) -> None:
+    """A title wrapped to the width of its axes."""
+    width = ax.get_position().width * ax.figure.get_figwidth()
+    ax.set_title(wrap(text, width, fontsize / 9), fontsize=fontsize)
 
 
 def plot_distribution(benchmark: str, dists: Mapping[str, Distribution], path: Path) -> Path:
     """Violins of time / median per GPU, log scale."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(dists), 4))
-    names = list(dists)
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(2.4 + 1.5 * len(dists), 4))
+    names = [textwrap.fill(n, 14) for n in dists]
     ax.violinplot([np.log10(d.relative) for d in dists.values()], showmedians=True)
-    ax.set_xticks(range(1, len(names) + 1), names, rotation=20)
+    ax.set_xticks(range(1, len(names) + 1), names, fontsize=8)
     ax.axhline(0.0, color="grey", lw=0.8, ls=":")
-    ax.set_ylabel("log10(time / median time)  [valid configurations]")
-    ax.set_title(f"{benchmark}: distribution of configurations")
-    return _save(fig, path)
+    ax.set_ylabel("log10(time / median time)\n(valid configurations)")
+    set_title(ax, f"{benchmark}: distribution of configurations")
+    return save_figure(fig, path)
 
 
 def plot_speedup(values: Mapping[str, Mapping[str, float]], definition: str, path: Path) -> Path:
     """Grouped bars: benchmark x GPU max speedup over median."""
-    plt = _plt()
+    plt = pyplot()
     benches = list(values)
     gpus = sorted({g for v in values.values() for g in v})
-    fig, ax = plt.subplots(figsize=(2 + 1.8 * len(benches), 4))
+    fig, ax = plt.subplots(figsize=(3 + 1.8 * len(benches), 4))
     width = 0.8 / max(1, len(gpus))
     for k, g in enumerate(gpus):
         ys = [values[b].get(g, np.nan) for b in benches]
         ax.bar(np.arange(len(benches)) + k * width, ys, width, label=g)
     ax.set_xticks(np.arange(len(benches)) + width * (len(gpus) - 1) / 2, benches)
     ax.set_ylabel("max speedup over median (x)")
-    ax.set_title(f"Max speedup over median ({definition})", fontsize=9)
-    ax.legend(fontsize=8)
-    return _save(fig, path)
+    set_title(ax, f"Max speedup over median ({definition})")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU", title_fontsize=8)
+    return save_figure(fig, path)
 
 
 def plot_convergence(title: str, curves: Sequence[Curve], path: Path) -> Path:
-    """Relative performance against evaluations, one line with band per curve."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    """Relative performance against evaluations: random search as a line with its band, traces as steps.
+
+    A curve made from traces is drawn as a step function of the evaluation count (its value
+    changes only when an evaluation finds a better configuration), every run thin and the
+    centre line thick, with the band between the quartiles.
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for c in curves:
-        line, = ax.plot(c.budgets, c.centre, marker="o", ms=3, label=c.label)
-        ax.fill_between(c.budgets, c.low, c.high, color=line.get_color(), alpha=0.2)
+        if not c.budgets:
+            continue
+        where = "post" if c.steps else None
+        label = f"{c.label} ({c.definition} of {len(c.runs)} runs)" if c.steps else c.label
+        kw = {"drawstyle": "steps-post"} if c.steps else {"color": "black", "ls": "--"}
+        line, = ax.plot(c.budgets, c.centre, lw=2 if c.steps else 1.2, label=label, **kw)
+        for run in c.runs:
+            ax.plot(c.budgets, run, color=line.get_color(), lw=0.5, alpha=0.35, drawstyle="steps-post")
+        ax.fill_between(c.budgets, c.low, c.high, color=line.get_color(), alpha=0.15 if c.steps else 0.08,
+                        step=where, label=None if c.steps else "random search: 25-75 % band")
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("evaluations (distinct configurations)")
-    ax.set_ylabel("relative performance (best time / best found)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_ylabel("relative performance\n(best time / best found)")
+    set_title(ax, title)
+    ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Path,
                     p_max: float = 0.15) -> Path:
     """Proportion of centrality against p, one line per GPU."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for gpu, c in results.items():
         keep = c.p <= p_max + 1e-9
         ax.plot(c.p[keep] * 100, c.proportion[keep], marker="o", ms=3, label=gpu)
@@ -95,11 +128,10 @@ def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Pat
     ax.set_xlabel("p: tolerance over the optimum (%)")
     ax.set_ylabel("proportion of centrality")
     ax.set_ylim(0, 1.02)
-    ax.set_title(f"{benchmark}: proportion of centrality ({first.variant}, {first.neighbourhood})",
-                 fontsize=9)
+    set_title(ax, f"{benchmark}: proportion of centrality ({first.variant}, {first.neighbourhood})")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Path) -> Path:
@@ -107,12 +139,12 @@ def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Pat
 
     Parameters whose PFI is 0 on every GPU (one value in the data) are left out.
     """
-    plt = _plt()
+    plt = pyplot()
     first = next(iter(results.values()))
     shown = [j for j in range(len(first.parameters))
              if any(np.any(imp.repeats[j] != 0) for imp in results.values())]
     params = [first.parameters[j] for j in shown]
-    fig, ax = plt.subplots(figsize=(6, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
+    fig, ax = plt.subplots(figsize=(6.4, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
     height = 0.8 / max(1, len(results))
     for k, (gpu, imp) in enumerate(results.items()):
         ax.barh(np.arange(len(params)) + k * height, imp.mean[shown], height,
@@ -120,18 +152,23 @@ def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Pat
     ax.set_yticks(np.arange(len(params)) + height * (len(results) - 1) / 2, params)
     ax.axvline(0.05, color="grey", ls=":", lw=0.8)
     ax.set_xlabel("permutation feature importance (drop in R^2)")
-    ax.set_title(f"{benchmark}: permutation feature importance (CatBoost)", fontsize=9)
+    set_title(ax, f"{benchmark}: permutation feature importance (CatBoost)")
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_portability(benchmark: str, port: Portability, path: Path,
-                     names: Mapping[str, str] | None = None) -> Path:
-    """Heatmap in percent; empty cells are hatched and labelled with their reason."""
-    plt = _plt()
+                     names: Mapping[str, str] | None = None) -> Path | None:
+    """Heatmap in percent; empty cells are hatched and labelled with their reason.
+
+    A benchmark with data on one GPU has no portability to show: no figure (None).
+    """
     n = len(port.gpus)
-    labels = [(names or {}).get(g, g) for g in port.gpus]
-    fig, ax = plt.subplots(figsize=(1.8 + 1.3 * n, 1.2 + 1.1 * n))
+    if n < 2:
+        return None
+    plt = pyplot()
+    labels = [textwrap.fill((names or {}).get(g, g), 16) for g in port.gpus]
+    fig, ax = plt.subplots(figsize=(2.6 + 1.3 * n, 1.8 + 1.1 * n))
     masked = np.ma.masked_invalid(port.matrix * 100)
     ax.set_facecolor("lightgrey")
     im = ax.imshow(masked, cmap="viridis", vmin=min(50.0, float(np.nanmin(port.matrix)) * 100), vmax=100)
@@ -145,10 +182,10 @@ def plot_portability(benchmark: str, port: Portability, path: Path,
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="//"))
                 ax.text(j, i, port.reasons[(port.gpus[i], port.gpus[j])], ha="center",
                         va="center", fontsize=8)
-    ax.set_xticks(range(n), labels, rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(range(n), labels, fontsize=8)
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.set_xlabel("run on GPU")
     ax.set_ylabel("tuned on GPU")
-    ax.set_title(f"{benchmark}: performance portability", fontsize=9)
+    set_title(ax, f"{benchmark}: performance portability")
     fig.colorbar(im, ax=ax, label="relative performance (%)")
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -1,8 +1,9 @@
 """Run every analysis on one benchmark's datasets and write the report (Markdown, figures, JSON).
 
 ``analyze_benchmark`` computes the numbers and draws the figures of one
-benchmark; ``write_report`` writes ``report.md`` and ``results.json`` (every
-number, with the definitions used) for one or more benchmarks.
+benchmark; ``write_report`` writes ``report.md`` (``analysis.report_md``)
+and ``results.json`` (every number, with the definitions used) for one or
+more benchmarks.
 """
 
 from __future__ import annotations
@@ -15,27 +16,26 @@ from typing import Any
 
 import numpy as np
 
+from analysis import convergence as conv
 from analysis import plots, published
 from analysis.centrality import VARIANTS, dataset_centrality, missing_count, proportion_of_centrality
-from analysis.convergence import (
-    default_budgets,
-    evaluations_to_reach,
-    random_search_curve,
-    trace_curve,
-    traces_by_tuner,
-)
+from analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
 from analysis.data import BenchmarkData, ok_times
 from analysis.distribution import distribution
 from analysis.ffg import NEIGHBOURHOODS
 from analysis.importance import permutation_importance, reduced_parameters
 from analysis.model import ModelSettings
+from analysis.noise import noise_set
 from analysis.portability import portability_matrix
+from analysis.report_md import markdown
+from analysis.score import aggregate, run_curve, score_runs, target_baseline
 from analysis.sizes import size_row
 from analysis.speedup import DEFINITIONS, max_speedup_over_median
 from analysis.surrogate import surrogate_fitness
 from bat.errors import UnknownNameError
 
 Progress = Callable[[str, float], None]
+TARGETS = {"90": 0.90, "95": 0.95}
 
 
 @dataclass
@@ -43,6 +43,7 @@ class AnalyzeSettings:
     """Choices of one report run (all written into the JSON)."""
 
     speedup_definition: str = "all"
+    convergence_definition: str = "median"
     centrality_variant: str = "published"
     neighbourhood: str = "adjacent"
     importance: bool = True
@@ -51,10 +52,12 @@ class AnalyzeSettings:
     model: ModelSettings = field(default_factory=ModelSettings)
     surrogate_for_partial: bool = True
     trace_paths: Sequence[Path] = ()
+    noise_alpha: float = 0.05
     seed: int = 0
 
     def __post_init__(self) -> None:
         for kind, value, valid in (("speedup definition", self.speedup_definition, DEFINITIONS),
+                                   ("convergence definition", self.convergence_definition, conv.DEFINITIONS),
                                    ("centrality variant", self.centrality_variant, VARIANTS),
                                    ("neighbourhood", self.neighbourhood, NEIGHBOURHOODS)):
             if value not in valid:
@@ -62,11 +65,13 @@ class AnalyzeSettings:
 
     def to_dict(self) -> dict[str, Any]:
         return {"speedup_definition": self.speedup_definition,
+                "convergence_definition": self.convergence_definition,
                 "centrality_variant": self.centrality_variant, "neighbourhood": self.neighbourhood,
                 "importance": self.importance, "pfi_repeats": self.pfi_repeats,
                 "pfi_max_rows": self.pfi_max_rows, "model": self.model.to_dict(),
                 "surrogate_for_partial": self.surrogate_for_partial,
-                "traces": [str(p) for p in self.trace_paths], "seed": self.seed}
+                "traces": [str(p) for p in self.trace_paths], "noise_alpha": self.noise_alpha,
+                "seed": self.seed}
 
 
 def _quiet(_step: str, _fraction: float) -> None:
@@ -81,6 +86,12 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     out: dict[str, Any] = {"benchmark": b, "gpus": {g: data.gpu_name(g) for g in gpus},
                            "figures": {}, "checks": []}
     figs = out["figures"]
+
+    progress("data checks", 0.0)
+    peers = merge_peers(peers_of(data.datasets.values()), registry_peers(b))
+    out["data_checks"] = {g: check_dataset(d, data.space, peers).to_dict() for g, d in data.datasets.items()}
+    out["flagged"] = [g for g, c in out["data_checks"].items() if c["flagged"]]
+    out["noise"] = {g: noise_set(d, settings.noise_alpha).to_dict() for g, d in data.datasets.items()}
 
     progress("distribution", 0.0)
     dists = {g: distribution(d) for g, d in data.datasets.items()}
@@ -98,23 +109,11 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
             out["checks"].append(check)
 
     out["convergence"] = {}
-    for i, (g, d) in enumerate(data.datasets.items()):
+    for i, g in enumerate(data.datasets):
         progress("convergence", i / len(gpus))
-        times = ok_times(d)
-        curve = random_search_curve(times)
-        entry: dict[str, Any] = {"random_search": curve.to_dict(),
-                                 "evaluations_to_90pct": evaluations_to_reach(times, 0.90),
-                                 "evaluations_to_95pct": evaluations_to_reach(times, 0.95),
-                                 "reach_rule": "smallest n with expected relative performance >= target",
-                                 "tuners": {}}
-        curves = [curve]
-        for tuner, frames in traces_by_tuner(settings.trace_paths, b, g).items():
-            tc = trace_curve(tuner, frames, float(times.min()), default_budgets(len(times)))
-            entry["tuners"][tuner] = tc.to_dict()
-            curves.append(tc)
-        out["convergence"][g] = entry
-        figs[f"convergence_{g}"] = plots.plot_convergence(
-            f"{b} on {data.gpu_name(g)}: convergence", curves, figures / f"{b}_convergence_{g}")
+        out["convergence"][g] = _convergence(data, g, settings, figures, figs)
+
+    out["methodology"] = _methodology(data, settings)
 
     out["centrality"] = {}
     cents = {}
@@ -152,7 +151,9 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
             check = published.check_portability(b, r, c, port.matrix[i, j])
             if check:
                 out["checks"].append(check)
-    figs["portability"] = plots.plot_portability(b, port, figures / f"{b}_portability", out["gpus"])
+    figure = plots.plot_portability(b, port, figures / f"{b}_portability", out["gpus"])
+    if figure is not None:
+        figs["portability"] = figure
 
     progress("sizes", 0.0)
     out["sizes"] = size_row(data.space, data.datasets, reduced).to_dict()
@@ -160,63 +161,61 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     return out
 
 
-def _fmt(v: Any, digits: int = 3) -> str:
-    return f"{v:.{digits}f}" if isinstance(v, float) and np.isfinite(v) else str(v)
+def _convergence(data: BenchmarkData, g: str, settings: AnalyzeSettings, figures: Path,
+                 figs: dict[str, Path]) -> dict[str, Any]:
+    """Random search exactly under both definitions, tuner traces, n90/n95 under both; one figure."""
+    b, definition = data.benchmark, settings.convergence_definition
+    times = ok_times(data.datasets[g])
+    curve = conv.random_search_curve(times, definition=definition)
+    entry: dict[str, Any] = {
+        "definition": definition, "definitions": conv.DEFINITIONS, "random_search": curve.to_dict(),
+        "random_search_other": conv.random_search_curve(
+            times, definition="mean" if definition == "median" else "median").to_dict(),
+        "evaluations_to_reach": {d: {k: conv.evaluations_to_reach(times, t, d) for k, t in TARGETS.items()}
+                                 for d in conv.DEFINITIONS},
+        "reach_rule": "smallest n whose exact median (or mean) relative performance reaches the target",
+        "tuners": {}}
+    dense = np.unique(np.geomspace(1, len(times), 40).round().astype(int)).tolist()
+    curves = [conv.random_search_curve(times, dense, definition)]  # the figure's line, denser than the table
+    best = float(times.min())
+    for tuner, frames in conv.traces_by_tuner(settings.trace_paths, b, g).items():
+        tc = conv.trace_curve(tuner, frames, best, conv.default_budgets(len(times)), definition)
+        entry["tuners"][tuner] = {**tc.to_dict(), "evaluations_to_reach": {
+            d: {k: conv.trace_evaluations_to_reach(frames, best, t, d) for k, t in TARGETS.items()}
+            for d in conv.DEFINITIONS}}
+        every = range(1, max(conv.charged_lengths(frames)) + 1)
+        curves.append(conv.trace_curve(tuner, frames, best, every, definition))
+    figs[f"convergence_{g}"] = plots.plot_convergence(
+        f"{b} on {data.gpu_name(g)}: convergence ({definition} over runs)", curves, figures / f"{b}_convergence_{g}")
+    return entry
 
 
-def _markdown(results: list[dict[str, Any]], settings: AnalyzeSettings, out: Path) -> str:
-    definition = settings.speedup_definition
-    lines = ["# BAT analysis report", "",
-             f"Settings: `{json.dumps(settings.to_dict())}`", "",
-             "## Max speedup over median", "",
-             f"Definition used: **{definition}**: {DEFINITIONS[definition]}. "
-             "The other definition is in results.json.", "",
-             "![speedup](figures/speedup.png)", ""]
-    checks = [c for r in results for c in r["checks"]]
-    if checks:
-        lines += ["## Checks against published values", "", "| value | published | ours | |",
-                  "|---|---|---|---|"]
-        lines += [f"| {c['what']} | {c['published']} | {c['ours']} | "
-                  f"{'matches' if c['matches'] else '**does not come out**'} |" for c in checks]
-        lines += ["", "GEMM: the paper's GEMM values are not in this project's spec; "
-                  "none is checked.", ""]
-    for r in results:
-        b = r["benchmark"]
-        rel = lambda p: Path(p).relative_to(out).as_posix()  # noqa: E731
-        lines += [f"## {b}", "", "| GPU | valid | speedup (" + definition + ") | "
-                  "random search: evals to 90 % | to 95 % |", "|---|---|---|---|---|"]
-        for g, name in r["gpus"].items():
-            conv = r["convergence"][g]
-            lines.append(f"| {name} | {r['distribution'][g]['n_valid']} | "
-                         f"{_fmt(r['speedup']['values'][g][definition]['value'])} | "
-                         f"{conv['evaluations_to_90pct']} | {conv['evaluations_to_95pct']} |")
-        lines += ["", "Convergence: exact expectation of random search without replacement "
-                  "(order statistics) with the exact interquartile band.", ""]
-        lines += [f"![{k}]({rel(p)})" for k, p in r["figures"].items()] + [""]
-        lines += ["Proportion of centrality at p = 0, 0.05, 0.10, 0.15:", ""]
-        for g, c in r["centrality"].items():
-            m = c["measured"]
-            at = [_fmt(m["proportion"][k]) for k in (0, 5, 10, 15)]
-            lines.append(f"- {g} ({m['variant']}, {m['neighbourhood']}; {m['n_nodes']} nodes, "
-                         f"{m['n_local_minima']} local minima): {', '.join(at)}"
-                         + "".join(f"; {n}" for n in m["notes"]))
-            if "surrogate" in c:
-                s = c["surrogate"]
-                at = [_fmt(s["proportion"][k]) for k in (0, 5, 10, 15)]
-                lines.append(f"  - surrogate landscape ({s['estimate']}): {', '.join(at)}")
-        if "importance" in r:
-            lines += ["", "Permutation feature importance (CatBoost; CV R^2 per GPU: "
-                      + ", ".join(f"{g} {_fmt(v['cv_r2'])}" for g, v in r["importance"].items())
-                      + f"). Reduced space: {r['sizes']['reduced_parameters']}."]
-        s = r["sizes"]
-        reduced = ("reduced {reduced}, reduced constrained {reduced_constrained}".format(**s)
-                   if s["reduced"] is not None else "reduced sizes not computed (no importance run)")
-        lines += ["", "Sizes: cardinality {cardinality}, constrained {constrained}, valid per GPU "
-                  "{valid}, ".format(**s) + reduced + ".", ""]
-        lines += ["Portability (tuned on row, run on column, %): "
-                  + "; ".join(f"{k} {_fmt(v * 100, 1) if isinstance(v, float) else v}"
-                              for k, v in r["portability"]["cells"].items()), ""]
-    return "\n".join(lines)
+def _methodology(data: BenchmarkData, settings: AnalyzeSettings) -> dict[str, Any]:
+    """The methodology score of every tuner with traces (``analysis.score``), per GPU and aggregated."""
+    per_gpu: dict[str, Any] = {}
+    run_scores: dict[str, dict[str, list[np.ndarray]]] = {}
+    for g, d in data.datasets.items():
+        groups = conv.traces_by_tuner(settings.trace_paths, data.benchmark, g)
+        if not groups:
+            continue
+        base = target_baseline(d, data.space)
+        curves = {t: [run_curve(f, d, base.f_fail) for f in frames] for t, frames in groups.items()}
+        window = min(len(c.best) for runs in curves.values() for c in runs)
+        if window == 0:
+            continue
+        seconds = window * base.mean_cost
+        orderings = base.orderings(seconds, seed=settings.seed)
+        per_gpu[g] = {"evaluation_window": window, "time_window_s": seconds, "simulated_time": base.cost_note,
+                      "tuners": {}}
+        for t, runs in curves.items():
+            axes = score_runs(base, runs, window, seconds, orderings)
+            per_gpu[g]["tuners"][t] = {a: s.summary(settings.seed) for a, s in axes.items()}
+            for a, s in axes.items():
+                run_scores.setdefault(t, {}).setdefault(a, []).append(s.run_scores)
+    agg = {t: {a: aggregate(v, settings.seed) for a, v in axes.items()} for t, axes in run_scores.items()}
+    return {"per_gpu": per_gpu, "aggregate_over_gpus": agg,
+            "definition": "analysis.score: (random - found) / (random - optimum) over the window of the "
+                          "shortest trace; 95 % bootstrap intervals over traces"}
 
 
 def write_report(results: list[dict[str, Any]], settings: AnalyzeSettings, out: Path) -> Path:
@@ -229,7 +228,7 @@ def write_report(results: list[dict[str, Any]], settings: AnalyzeSettings, out: 
     payload = {"settings": settings.to_dict(), "benchmarks": results}
     (out / "results.json").write_text(json.dumps(payload, indent=1, default=_json_default))
     path = out / "report.md"
-    path.write_text(_markdown(results, settings, out))
+    path.write_text(markdown(results, settings.to_dict(), out))
     return path
 
 

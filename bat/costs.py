@@ -79,7 +79,7 @@ def recorded_costs(frame: pd.DataFrame) -> RecordedCosts:
     verify_ms = (pd.to_numeric(frame[verify_col], errors="coerce").to_numpy(dtype=float) if verify_col
                  else np.full(n, np.nan))
     bench_ms = frame["benchmark_ms"].to_numpy(dtype=float)
-    repeats = frame["times_ms"].map(lambda t: float(np.sum(t)) if len(t) else np.nan).to_numpy(dtype=float)
+    repeats = frame["times_ms"].map(lambda t: float(sum(t)) if len(t) else np.nan).to_numpy(dtype=float)
     objective = frame["objective_ms"].to_numpy(dtype=float)
     has_bench = np.isfinite(bench_ms)
     use_repeats = ~has_bench & np.isfinite(repeats)

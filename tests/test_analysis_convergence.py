@@ -116,3 +116,13 @@ def test_trace_curve_mean_and_reach():
     assert trace_evaluations_to_reach(frames, 1.0, 0.9, "median") == 3  # medians 0.5, 0.5, 1
     assert trace_evaluations_to_reach(frames, 1.0, 0.9, "mean") is None  # means up to 0.83
     assert trace_evaluations_to_reach(frames, 1.0, 0.8, "mean") == 3
+
+
+def test_best_rank_cdf_is_the_hypergeometric_probability():
+    from scipy.stats import hypergeom
+
+    from analysis.convergence import best_rank_cdf
+
+    for n_total, n in ((9, 1), (9, 4), (500, 37), (4000, 400)):
+        want = 1.0 - hypergeom.pmf(0, n_total, np.arange(n_total + 1), n)
+        assert best_rank_cdf(n_total, n) == pytest.approx(want, abs=1e-10)

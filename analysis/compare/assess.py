@@ -13,7 +13,7 @@ Definitions (also written into every output):
   two-sided Mann-Whitney U on the performances, CLES = P(A > B) + P(A = B)/2;
   p-values Holm-adjusted over the whole family of pairwise tests of the
   campaign; significant when the adjusted p is below alpha.
-- Score of a cell: (mean relative performance - E_rand(b)) / (1 - E_rand(b)),
+- Baseline score of a cell: (mean relative performance - E_rand(b)) / (1 - E_rand(b)),
   with E_rand(b) the exact expected relative performance of uniform random
   search drawing b distinct configurations without replacement from the
   constraint-valid configurations of the space (failed and unrecorded ones
@@ -24,6 +24,9 @@ Definitions (also written into every output):
   re-measured) times, which is what E_rand is defined on. A cell with
   E_rand(b) = 1 (the budget covers the space) has no score. The score of a
   tuner is the mean over its cells (overall and per budget).
+- Methodology score, success on the noise-aware optimum and fixed-target
+  running times: ``analysis.compare.methodology`` (its docstring and
+  ``analysis.score`` define them).
 - Gate: for each cell present in the current campaign and the baseline
   file, Mann-Whitney U between the current and the baseline performances,
   CLES = P(current > baseline) + ties/2, Holm over those cells; a cell has
@@ -40,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.compare.campaign import Campaign
+from analysis.compare.methodology import Methodology, study
 from analysis.compare.stats import cles, holm, mwu, summary
 from analysis.compare.store import RunRecord
 from bat.errors import DatasetError
@@ -61,6 +65,7 @@ class Analysis:
     random_baseline: dict[str, dict[int, float]]  # "benchmark/gpu" -> budget -> E_rand
     scores: dict[str, dict[str, float | None]]  # label -> {"overall", "<budget>"...}
     gate: GateResult | None = None
+    methodology: Methodology | None = None
 
 
 @dataclass
@@ -129,8 +134,9 @@ def random_baseline(campaign: Campaign) -> dict[str, dict[int, float]]:
     return out
 
 
-def analyse(campaign: Campaign, records: list[RunRecord], *, alpha: float = 0.05) -> Analysis:
-    """Cells, Holm-corrected pairwise tests and scores of a finished campaign."""
+def analyse(campaign: Campaign, records: list[RunRecord], *, alpha: float = 0.05,
+            success: str = "noise") -> Analysis:
+    """Cells, Holm-corrected pairwise tests, scores and the methodology view of a finished campaign."""
     obs = observations(records, campaign.remeasure)
     base = random_baseline(campaign)
     cell_rows = []
@@ -144,7 +150,8 @@ def analyse(campaign: Campaign, records: list[RunRecord], *, alpha: float = 0.05
                           "score": score})
     cells = pd.DataFrame(cell_rows)
     pairwise = _pairwise(campaign, obs, alpha)
-    return Analysis(alpha, obs, cells, pairwise, base, _scores(campaign, cells))
+    return Analysis(alpha, obs, cells, pairwise, base, _scores(campaign, cells),
+                    methodology=study(campaign, records, success=success))
 
 
 def _pairwise(campaign: Campaign, obs: pd.DataFrame, alpha: float) -> pd.DataFrame:

@@ -1,9 +1,17 @@
-"""Convergence plots: one PNG per tuner, one panel per target (matplotlib, Agg backend).
+"""Convergence figures of a campaign (matplotlib, Agg backend), one panel per target.
 
-Each panel shows, against the number of charged evaluations k, the median
-and interquartile band over the repeats of best known / best so far (from
-the traces of the runs at the campaign's largest budget) and the exact
-expectation of random search (dashed).
+- ``convergence_<tuner>.png``: for one tuner, every run at the campaign's
+  largest budget as a thin step line of best known / best so far against
+  charged evaluations, their median as a thick step line with the
+  interquartile band, and the exact median of random search (dashed) with
+  its exact interquartile band.
+- ``overlay.png``: every tuner on the same axes, every run (seed) thin, each
+  tuner's median thick, with the random-search baseline; the figure to put
+  in a paper.
+
+Steps: a run's best so far only changes when an evaluation finds a better
+configuration, so the curves are drawn as step functions of the evaluation
+count, at every evaluation.
 """
 
 from __future__ import annotations
@@ -17,50 +25,90 @@ import numpy as np
 from analysis.compare.assess import random_times
 from analysis.compare.campaign import Campaign
 from analysis.compare.store import RunRecord
+from analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
+from analysis.plots import pyplot, save_figure, set_title
 
 
-def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -> list[Path]:
-    """Write ``convergence_<tuner>.png`` files into ``out``; return their paths."""
-    import matplotlib
+def panels(n: int, width: float = 4.6, height: float = 3.4):
+    """A figure with one axes per target (up to three per row), unused ones hidden."""
+    cols = min(3, n)
+    rows = math.ceil(n / cols)
+    fig, axes = pyplot().subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat)[:n]
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    from analysis.convergence import expected_random_relative_performance, trace_relative_performance
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
-    top = max(campaign.budgets)
-    ks = np.unique(np.geomspace(1, top, 40).round().astype(int)).tolist()
-    expected = {}
+
+def _random_band(campaign: Campaign, ks: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
+    """Exact 25 / 50 / 75 % quantiles of random search at each k, per replayed target."""
+    out = {}
     for bench, gpu in campaign.targets:
         times = random_times(bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu))
         if times is not None:
-            expected[(bench, gpu)] = expected_random_relative_performance(times, [min(k, len(times)) for k in ks])
-    out.mkdir(parents=True, exist_ok=True)
+            out[(bench, gpu)] = random_relative_performance_quantiles(times, np.minimum(ks, len(times)),
+                                                                      (0.25, 0.5, 0.75))
+    return out
+
+
+def _runs(records: list[RunRecord], label: str, bench: str, gpu: str, top: int) -> list[RunRecord]:
+    return [r for r in records if r.meta["label"] == label and r.meta["benchmark"] == bench
+            and r.meta["gpu"] == gpu and max(r.meta["budgets"]) == top]
+
+
+def _draw_random(ax, ks: np.ndarray, band: np.ndarray | None) -> None:
+    if band is None:
+        return
+    ax.plot(ks, band[:, 1], "k--", lw=1.2, label="random search (exact median)")
+    ax.fill_between(ks, band[:, 0], band[:, 2], color="black", alpha=0.08, step="post",
+                    label="random search: 25-75 %")
+
+
+def _draw_tuner(ax, ks: np.ndarray, records: list[RunRecord], label: str, color: str | None = None) -> None:
+    best = float(records[0].meta["best_known_ms"])
+    rel = trace_relative_performance([r.trace for r in records], best, ks)
+    lo, mid, hi = np.nanquantile(rel, [0.25, 0.5, 0.75], axis=0)
+    line, = ax.plot(ks, mid, drawstyle="steps-post", lw=2, color=color, label=f"{label} (median of {len(records)})")
+    for run in rel:
+        ax.plot(ks, run, drawstyle="steps-post", lw=0.5, alpha=0.35, color=line.get_color())
+    ax.fill_between(ks, lo, hi, step="post", alpha=0.15, color=line.get_color())
+
+
+def _style(ax, bench: str, gpu: str) -> None:
+    ax.set(xscale="log", ylim=(0, 1.02), xlabel="evaluations (distinct configurations)",
+           ylabel="best known / best found")
+    set_title(ax, f"{bench} / {gpu}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="x-small", loc="lower right")
+
+
+def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -> list[Path]:
+    """Write ``convergence_<tuner>.png`` files and ``overlay.png`` into ``out``; return their paths."""
+    top = max(campaign.budgets)
+    ks = np.arange(1, top + 1)
+    bands = _random_band(campaign, ks)
     paths = []
-    n = len(campaign.targets)
-    cols = min(3, n)
-    rows = math.ceil(n / cols)
     for t in campaign.tuners:
-        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
-        for ax, (bench, gpu) in zip(axes.flat, campaign.targets, strict=False):
-            mine = [r for r in records if r.meta["label"] == t.label and r.meta["benchmark"] == bench
-                    and r.meta["gpu"] == gpu and max(r.meta["budgets"]) == top]
+        fig, axes = panels(len(campaign.targets))
+        for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
+            _draw_random(ax, ks, bands.get((bench, gpu)))
+            mine = _runs(records, t.label, bench, gpu, top)
             if mine:
-                best = float(mine[0].meta["best_known_ms"])
-                rel = trace_relative_performance([r.trace for r in mine], best, ks)
-                lo, mid, hi = np.nanquantile(rel, [0.25, 0.5, 0.75], axis=0)
-                ax.fill_between(ks, lo, hi, alpha=0.3, label="IQR")
-                ax.plot(ks, mid, label=f"{t.label} (median of {len(mine)})")
-            if (bench, gpu) in expected:
-                ax.plot(ks, expected[(bench, gpu)], "k--", label="random search (exact)")
-            ax.set(xscale="log", ylim=(0, 1.02), title=f"{bench} / {gpu}", xlabel="evaluations",
-                   ylabel="best known / best found")
-            ax.legend(fontsize="small", loc="lower right")
-        for ax in list(axes.flat)[n:]:
-            ax.set_visible(False)
-        fig.tight_layout()
-        path = out / f"convergence_{re.sub(r'[^A-Za-z0-9_.-]', '_', t.label)}.png"
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        paths.append(path)
+                _draw_tuner(ax, ks, mine, t.label)
+            _style(ax, bench, gpu)
+        paths.append(save_figure(fig, out / f"convergence_{safe_name(t.label)}", svg=False))
+    fig, axes = panels(len(campaign.targets), width=5.6, height=4.0)
+    for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
+        _draw_random(ax, ks, bands.get((bench, gpu)))
+        for t in campaign.tuners:
+            mine = _runs(records, t.label, bench, gpu, top)
+            if mine:
+                _draw_tuner(ax, ks, mine, t.label)
+        _style(ax, bench, gpu)
+    fig.suptitle(f"{len(campaign.tuners)} tuners, {campaign.repeats} seeds each: every run thin, medians thick",
+                 fontsize=10)
+    paths.append(save_figure(fig, out / "overlay", svg=False))
     return paths

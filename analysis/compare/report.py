@@ -20,7 +20,9 @@ import pandas as pd
 from analysis.compare import assess
 from analysis.compare.assess import Analysis
 from analysis.compare.campaign import Campaign
+from analysis.compare.methodology import Methodology
 from analysis.compare.store import RunRecord
+from bat.targets import NOISE_MODES
 
 #: Significant pairwise differences listed in the Markdown (all are in the JSON).
 MAX_PAIR_ROWS = 40
@@ -42,6 +44,7 @@ def write_json(path: Path, campaign: Campaign, analysis: Analysis, records: list
         "scores": analysis.scores,
         "cells": _records(analysis.cells),
         "pairwise": _records(analysis.pairwise),
+        "methodology": None if analysis.methodology is None else analysis.methodology.to_dict(),
         "gate": None if gate is None else {
             "baseline": gate.baseline, "alpha": gate.alpha, "cles_threshold": gate.cles_threshold,
             "passed": gate.passed, "cells": _records(gate.cells), "not_in_baseline": gate.missing},
@@ -73,12 +76,22 @@ def markdown(campaign: Campaign, analysis: Analysis) -> str:
         f"- Performance: best known / best found, using {measure}.",
         f"- Tests: two-sided Mann-Whitney U, CLES with ties counting one half, Holm correction over "
         f"{n_pairs} pairwise tests, alpha = {analysis.alpha:g}.",
-        "- Score: 0 = as good as random search (exact expectation), 1 = the optimum in every run.",
+        "- Scores: 0 = as good as random search, 1 = the optimum in every run.",
         *(f"- {note}" for note in c.notes),
+        *(["- Replay noise: each evaluation's objective is " + NOISE_MODES[c.noise] + ", drawn with the run's "
+           "seed; runs are judged by the recorded objective of the configuration they chose."]
+          if c.noise != "none" else []),
     ]
+    m = analysis.methodology
+    if m is not None and any(t.check.flagged for t in m.targets):
+        lines += ["", "## Data checks: flagged datasets", "",
+                  *(f"- **{t.name}**: " + "; ".join(f"{f.check}: {f.message}" for f in t.check.flags)
+                    for t in m.targets if t.check.flagged)]
     if analysis.gate is not None:
         lines += ["", *_gate_lines(analysis)]
-    lines += ["", "## Score against random search", "",
+    if m is not None:
+        lines += ["", *methodology_lines(c, m)]
+    lines += ["", "## Baseline score: mean relative performance against the exact random-search expectation", "",
               _table(["tuner", "overall", *budgets],
                      [[f"`{lab}`", _f(s["overall"]), *(_f(s[str(b)]) for b in budgets)]
                       for lab, s in analysis.scores.items()])]
@@ -89,7 +102,9 @@ def markdown(campaign: Campaign, analysis: Analysis) -> str:
         rows = [[f"`{t.label}`", *(_cell(sub, t.label, b) for b in budgets)] for t in c.tuners]
         if exp:
             rows.append(["random search, exact expectation", *(_f(exp.get(b)) for b in budgets)])
-        lines += [f"### {bench} on {gpu}", "", _table(["tuner", *budgets], rows), ""]
+        study = m.target(bench, gpu) if m is not None else None
+        flag = " (dataset flagged by the data checks)" if study is not None and study.check.flagged else ""
+        lines += [f"### {bench} on {gpu}{flag}", "", _table(["tuner", *budgets], rows), ""]
     lines += ["## Significant pairwise differences", "",
               f"{n_sig} of {n_pairs} pairs differ significantly (Holm-adjusted p < {analysis.alpha:g}).", ""]
     sig = analysis.pairwise[analysis.pairwise["significant"]].sort_values("p_holm")
@@ -103,6 +118,69 @@ def markdown(campaign: Campaign, analysis: Analysis) -> str:
               *(f"- `{lab}`: {how}" for lab, how in c.budget_policy().items()),
               "", "<details><summary>Definitions</summary>", "", definitions(), "", "</details>", ""]
     return "\n".join(lines)
+
+
+def _interval(s: dict[str, Any]) -> str:
+    if s.get("score") is None:
+        return "-"
+    if s.get("ci_low") is None:
+        return f"{s['score']:+.3f}"
+    return f"{s['score']:+.3f} [{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]"
+
+
+def methodology_lines(c: Campaign, m: Methodology) -> list[str]:
+    """The methodology score, success rates, noise-aware optima and simulated-time notes."""
+    top = max(c.budgets)
+    labels = [t.label for t in c.tuners]
+    lines = ["## Methodology score (Willemsen et al., FGCS 2024)", "",
+             "s(x) = (random - found) / (random - optimum), averaged over the window; 0 = random search, "
+             "1 = the optimum. Evaluations: x = 1.." + str(top) + "; time: 100 steps up to "
+             f"{top} x the mean recorded cost of an evaluation. Mean over runs with a 95 % bootstrap interval "
+             "(BCa); the aggregate is the mean over targets (interval: each target's runs resampled). "
+             "Definitions: `analysis.score`." + (" The methodology asks for at least 100 repeats; these intervals "
+                                                 f"rest on {c.repeats}." if c.repeats < 100 else ""), "",
+             _table(["tuner", "evaluations (all targets)", "time (all targets)"],
+                    [[f"`{lab}`", _interval(m.aggregate(lab, "evaluations")), _interval(m.aggregate(lab, "time"))]
+                     for lab in labels]), ""]
+    rows = []
+    for t in m.targets:
+        for lab in labels:
+            if lab in t.scores:
+                sc = {axis: s.summary(m.seed) for axis, s in t.scores[lab].items()}
+                rows.append([t.name, f"`{lab}`", _interval(sc["evaluations"]), _interval(sc["time"])])
+    lines += [_table(["target", "tuner", "evaluations", "time"], rows), ""]
+    what = ("holds a configuration in the noise-aware optimum set" if m.success == "noise"
+            else f"holds a configuration within {m.success} x the best recorded time")
+    lines += [f"## Success: share of runs that {what}", ""]
+    for t in m.targets:
+        sub = m.success_rates[(m.success_rates["benchmark"] == t.benchmark) & (m.success_rates["gpu"] == t.gpu)]
+        rate = {(r.label, r.budget): f"{r.successes}/{r.runs}" for r in sub.itertuples()}
+        n = t.noise
+        lines += [f"### {t.name}", "",
+                  f"Noise-aware optimum: {n.size} configuration(s) within the noise of the best "
+                  f"({n.best_ms:.4g} ms; the slowest member {n.slowest_ms / n.best_ms:.4f} x the best), "
+                  f"one-sided Mann-Whitney U on the repeats, alpha {n.alpha:g}; median spread of repeats (CV) "
+                  + (f"{n.median_cv:.2%}" if n.median_cv is not None else "n/a") + (f"; {n.note}" if n.note else "")
+                  + ". Simulated time: " + t.baseline.cost_note + ".", "",
+                  _table(["tuner", *c.budgets], [[f"`{lab}`", *(rate.get((lab, b), "-") for b in c.budgets)]
+                                                 for lab in labels]), ""]
+    return lines
+
+
+def write_iohprofiler(out: Path, campaign: Campaign, m: Methodology) -> Path:
+    """The campaign's runs at its largest budget in the IOHprofiler format (``analysis.iohprofiler``)."""
+    from analysis.iohprofiler import Function, write_campaign
+
+    functions, runs = [], {}
+    for i, t in enumerate(m.targets, start=1):
+        functions.append(Function(i, f"{t.benchmark}_{t.gpu}", len(t.dataset.parameters), t.baseline.f_fail))
+        for label, curves in t.curves.items():
+            runs.setdefault(label, {})[i] = curves
+    comment = (f"BAT campaign seed {campaign.seed}, {campaign.repeats} repeats, backend {campaign.backend}; "
+               "f(x): recorded kernel time (ms) of the configuration held as best, minimised; one evaluation = "
+               "one distinct configuration")
+    write_campaign(out, functions, runs, comment)
+    return out
 
 
 def _gate_lines(analysis: Analysis) -> list[str]:
@@ -166,14 +244,21 @@ def _plain(obj: Any) -> Any:
 
 def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: list[RunRecord], *,
                   plots: bool = True) -> dict[str, Path]:
-    """``summary.md``, ``results.json`` and (unless ``plots`` is False) ``plots/*.png`` under ``out``."""
+    """``summary.md``, ``results.json``, ``iohprofiler/`` and (unless ``plots`` is False) ``plots/*.png``."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {"summary": out / "summary.md", "json": out / "results.json"}
     paths["summary"].write_text(markdown(campaign, analysis))
     write_json(paths["json"], campaign, analysis, records)
+    if analysis.methodology is not None:
+        paths["iohprofiler"] = write_iohprofiler(out / "iohprofiler", campaign, analysis.methodology)
     if plots:
         from analysis.compare.plots import convergence_plots
+        from analysis.compare.score_plots import ecdf_plots, score_plots
 
-        for p in convergence_plots(campaign, records, out / "plots"):
+        figures = convergence_plots(campaign, records, out / "plots")
+        if analysis.methodology is not None:
+            figures += score_plots(analysis.methodology, out / "plots") + ecdf_plots(analysis.methodology,
+                                                                                   out / "plots")
+        for p in figures:
             paths[p.stem] = p
     return paths

@@ -19,12 +19,18 @@ def analyze(
     all_: bool = typer.Option(False, "--all", help="Every dataset, grouped by the space it was recorded on."),
     speedup: str = typer.Option("all", "--speedup",
                                 help="Speedup definition: all (failed = infinitely slow) or valid."),
+    convergence: str = typer.Option("median", "--convergence",
+                                    help="Convergence and n90/n95 definition: median (the paper's) or mean; "
+                                         "both are in results.json."),
+    noise_alpha: float = typer.Option(0.05, "--noise-alpha", min=0.0, max=1.0,
+                                      help="Level of the test for the noise-aware optimum."),
     variant: str = typer.Option("published", "--centrality", help="Centrality variant: published or valid."),
     neighbourhood: str = typer.Option("adjacent", "--neighbourhood", help="FFG neighbourhood: adjacent or hamming."),
     no_importance: bool = typer.Option(False, "--no-importance", help="Skip the CatBoost PFI (the slow step)."),
     iterations: int = typer.Option(300, "--iterations", min=1, help="CatBoost iterations per model."),
     repeats: int = typer.Option(3, "--repeats", min=2, help="Shuffles per parameter for PFI."),
-    traces: list[Path] = typer.Option(None, "--trace", help="Tuner trace files to add to the convergence plots."),
+    traces: list[Path] = typer.Option(None, "--trace", help="Tuner trace files: convergence curves and the "
+                                                           "methodology score of each tuner."),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the models and shuffles."),
 ) -> None:
     """Analyse the search space of benchmarks from their recorded data and write a report."""
@@ -44,7 +50,8 @@ def analyze(
         jobs += load_dataset_data(list(dataset or []))
     if not jobs:
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
-    settings = AnalyzeSettings(speedup_definition=speedup, centrality_variant=variant,
+    settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
+                               noise_alpha=noise_alpha, centrality_variant=variant,
                                neighbourhood=neighbourhood, importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
@@ -67,6 +74,12 @@ def analyze(
         console.print(f"{r['benchmark']}: max speedup over median ({speedup}) "
                       + ", ".join(f"{g} {v[speedup]['value']:.3f}" for g, v in values.items()),
                       highlight=False)
+        reach = {g: c["evaluations_to_reach"][convergence] for g, c in r["convergence"].items()}
+        console.print(f"{r['benchmark']}: random search n90/n95 ({convergence}) "
+                      + ", ".join(f"{g} {v['90']}/{v['95']}" for g, v in reach.items()), highlight=False)
+        for g in r["flagged"]:
+            reasons = "; ".join(f["message"] for f in r["data_checks"][g]["findings"] if f["flagged"])
+            console.print(f"[yellow]data check flagged {r['benchmark']}/{g}:[/] {reasons}", highlight=False)
     bad = [c for r in results for c in r["checks"] if not c["matches"]]
     for c in bad:
         console.print(f"[yellow]does not match the published value:[/] {c['what']}: "

@@ -48,6 +48,9 @@ def compare(
     backend: str = typer.Option("replay", "--backend", help="replay (recorded data) or live (the GPU, one "
                                                             "run at a time)."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write convergence plots."),
+    success: str = typer.Option("noise", "--success",
+                                help="A successful run holds a configuration in the noise-aware optimum set "
+                                     "(noise), or within RATIO x the best recorded time (e.g. 1.05)."),
     noise: str = typer.Option("none", "--noise",
                               help="Replay: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
@@ -58,10 +61,12 @@ def compare(
     from analysis.compare.assess import analyse, gate, load_baseline
     from analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
     from analysis.compare.execute import run_campaign
+    from analysis.compare.methodology import parse_success
     from analysis.compare.presets import preset as get_preset
     from analysis.compare.report import write_outputs
     from bat.cli.console import console
 
+    success = parse_success(success)  # a bad value fails before any run
     p = get_preset(preset) if preset else None
     tuner_list = _split(tuners) or (list(p.tuners) if p else None)
     if not tuner_list:
@@ -96,14 +101,26 @@ def compare(
                             progress=lambda k, n: bar.update(task, completed=k, total=n))
     console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs'} "
                   f"({done.wall_s:.1f} s)")
-    result = analyse(campaign, done.records, alpha=alpha)
+    result = analyse(campaign, done.records, alpha=alpha, success=success)
     if base is not None:
         result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
     paths = write_outputs(out, campaign, result, done.records, plots=plots)
     console.print(f"summary: {paths['summary']}; numbers and traces: {paths['json']}")
+    m = result.methodology
+    for t in (m.targets if m is not None else []):
+        if t.check.flagged:
+            console.print(f"[yellow]data check flagged {t.name}:[/] " + "; ".join(f.message for f in t.check.flags),
+                          highlight=False)
     for label, s in result.scores.items():
         score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
-        console.print(f"  {label}: score {score} (0 = random search)", highlight=False)
+        line = f"  {label}: baseline score {score}"
+        if m is not None:
+            for axis in ("evaluations", "time"):
+                a = m.aggregate(label, axis)
+                if a["score"] is not None:
+                    ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
+                    line += f"; methodology score on {axis} {a['score']:+.3f}{ci}"
+        console.print(line + " (0 = random search, 1 = the optimum)", highlight=False)
     if result.gate is not None:
         g = result.gate
         if g.passed:

@@ -68,6 +68,11 @@ def import_(
     if imp.n_constraint_violations:
         err_console.print(f"[yellow]warning:[/] {imp.n_constraint_violations} rows violate the space's constraints",
                           soft_wrap=True)
+    from analysis.checks import check_dataset, registry_peers
+
+    result = check_dataset(ds, imp.space, peers=registry_peers(ds.meta.benchmark))
+    console.print(("[bold red]" if result.flagged else "") + "data checks: " + result.summary()
+                  + ("[/]" if result.flagged else ""), highlight=False, soft_wrap=True)
     if imp.benchmark is None:
         space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
         space_path.write_text(json.dumps(space_dict(imp.space), indent=2) + "\n")

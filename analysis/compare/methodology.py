@@ -1,0 +1,170 @@
+"""A campaign seen as the field reports it: methodology score, success on the optimum, fixed targets, data checks.
+
+Per replayed target (benchmark on a GPU) this gathers its random-search
+baseline (``analysis.score``), its noise-aware optimum (``analysis.noise``),
+its data checks (``analysis.checks``) and, per tuner, the curves of the runs
+made at the campaign's largest budget. From those:
+
+- the methodology score on evaluations (window 1..largest budget) and on
+  simulated time (window (0, largest budget x mean recorded cost of an
+  evaluation of the space]), per target with a bootstrap interval, and
+  aggregated over targets;
+- success: the share of runs whose configuration held after b evaluations
+  is in the noise-aware optimum set (``success = "noise"``, the default) or
+  within a ratio of the optimum (``success = "1.05"``: recorded time <= 1.05
+  x the best), at every budget of the campaign (runs made for that budget,
+  or prefixes of runs of budget-agnostic tuners);
+- fixed-target running times of every run (``analysis.ecdf``).
+
+Live targets have no recorded data and get none of this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.checks import DataCheck, check_dataset, registry_peers
+from analysis.compare.campaign import Campaign, CampaignError
+from analysis.compare.store import RunRecord
+from analysis.ecdf import Ladder, hitting
+from analysis.noise import NoiseSet, noise_set
+from analysis.score import AxisScore, Baseline, Ordering, RunCurve, aggregate, run_curve, score_runs, target_baseline
+from bat.dataset import Dataset
+
+AXES = ("evaluations", "time")
+
+
+def parse_success(text: str) -> str:
+    """``noise`` or a ratio > 1 (as text), the definition of a successful run."""
+    if text == "noise":
+        return text
+    try:
+        ratio = float(text)
+    except ValueError:
+        ratio = 0.0
+    if not ratio > 1.0:
+        raise CampaignError(f"--success must be 'noise' or a ratio above 1 such as 1.05, got {text!r}")
+    return f"{ratio:g}"
+
+
+@dataclass
+class TargetStudy:
+    """Everything about one replayed target of a campaign."""
+
+    benchmark: str
+    gpu: str
+    dataset: Dataset
+    baseline: Baseline
+    noise: NoiseSet
+    check: DataCheck
+    evaluations: int
+    seconds: float
+    orderings: list[Ordering]
+    curves: dict[str, list[RunCurve]] = field(default_factory=dict)  # label -> runs at the largest budget
+    scores: dict[str, dict[str, AxisScore]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.benchmark}/{self.gpu}"
+
+    @property
+    def ladder(self) -> Ladder:
+        return Ladder(self.baseline.f_opt, self.noise.rows)
+
+    def succeeded(self, run: RunCurve, budget: int, success: str) -> bool:
+        """Does ``run`` hold, after ``budget`` evaluations, a configuration that counts as a success?"""
+        if len(run.best) == 0:
+            return False
+        k = min(budget, len(run.best)) - 1
+        if success == "noise":
+            return bool(np.isin(run.held[k], self.noise.rows))
+        return bool(run.held[k] >= 0 and run.best[k] <= float(success) * self.baseline.f_opt * (1 + 1e-12))
+
+
+@dataclass
+class Methodology:
+    """The per-target studies of a campaign, with the definition of success."""
+
+    targets: list[TargetStudy]
+    success: str
+    success_rates: pd.DataFrame
+    seed: int = 0
+
+    def target(self, benchmark: str, gpu: str) -> TargetStudy | None:
+        return next((t for t in self.targets if (t.benchmark, t.gpu) == (benchmark, gpu)), None)
+
+    def aggregate(self, label: str, axis: str) -> dict[str, Any]:
+        """The mean over targets of ``label``'s score on ``axis``, with its bootstrap interval."""
+        return aggregate([t.scores[label][axis].run_scores for t in self.targets if label in t.scores],
+                         self.seed)
+
+    def hitting_times(self) -> pd.DataFrame:
+        """One row per (tuner, target, run, fixed target): evaluations and seconds to reach it (NaN: never)."""
+        rows = []
+        for t in self.targets:
+            ladder = t.ladder
+            for label, runs in t.curves.items():
+                for r, run in enumerate(runs):
+                    for goal, (evals, secs) in hitting(run, ladder).items():
+                        rows.append({"label": label, "benchmark": t.benchmark, "gpu": t.gpu, "run": r,
+                                     "target": goal, "evaluations": evals, "seconds": secs})
+        return pd.DataFrame(rows, columns=["label", "benchmark", "gpu", "run", "target", "evaluations", "seconds"])
+
+    def to_dict(self) -> dict[str, Any]:
+        labels = sorted({label for t in self.targets for label in t.scores})
+        return {
+            "success": self.success,
+            "aggregate": {label: {axis: self.aggregate(label, axis) for axis in AXES} for label in labels},
+            "targets": {t.name: {
+                "evaluation_window": t.evaluations, "time_window_s": t.seconds,
+                "simulated_time": t.baseline.cost_note, "noise_aware_optimum": t.noise.to_dict(),
+                "data_checks": t.check.to_dict(),
+                "scores": {label: {axis: s.summary(self.seed) for axis, s in sc.items()}
+                           for label, sc in t.scores.items()},
+            } for t in self.targets},
+            "success_rates": self.success_rates.to_dict(orient="records"),
+            "hitting_times": self.hitting_times().to_dict(orient="records"),
+        }
+
+
+def study(campaign: Campaign, records: Sequence[RunRecord], *, success: str = "noise",
+          noise_alpha: float = 0.05) -> Methodology | None:
+    """The methodology view of a finished campaign (None for a live campaign: nothing is recorded)."""
+    from analysis.compare.execute import load_target
+
+    if campaign.backend != "replay":
+        return None
+    success = parse_success(success)
+    top = max(campaign.budgets)
+    targets, rates = [], []
+    for bench, gpu in campaign.targets:
+        target = load_target(bench, gpu, campaign.backend)
+        data = target.dataset
+        if data is None:
+            continue
+        base = target_baseline(data, target.space)
+        seconds = top * base.mean_cost
+        st = TargetStudy(bench, gpu, data, base, noise_set(data, noise_alpha),
+                         check_dataset(data, target.space, registry_peers(bench)),
+                         top, seconds, base.orderings(seconds, seed=campaign.seed))
+        mine = [r for r in records if (r.meta["benchmark"], r.meta["gpu"]) == (bench, gpu)]
+        curves = {r.run_id: run_curve(r.trace, data, base.f_fail) for r in mine}
+        for t in campaign.tuners:
+            at_top = [curves[r.run_id] for r in mine if r.meta["label"] == t.label and max(r.meta["budgets"]) == top]
+            if at_top:
+                st.curves[t.label] = at_top
+                st.scores[t.label] = score_runs(base, at_top, top, seconds, st.orderings)
+            for b in campaign.budgets:
+                runs = [curves[r.run_id] for r in mine if r.meta["label"] == t.label and b in r.meta["budgets"]]
+                if runs:
+                    wins = sum(st.succeeded(run, b, success) for run in runs)
+                    rates.append({"label": t.label, "benchmark": bench, "gpu": gpu, "budget": b, "runs": len(runs),
+                                  "successes": wins, "rate": wins / len(runs)})
+        targets.append(st)
+    frame = pd.DataFrame(rates, columns=["label", "benchmark", "gpu", "budget", "runs", "successes", "rate"])
+    return Methodology(targets, success, frame, campaign.seed)

@@ -1,0 +1,127 @@
+"""The Markdown of ``bat analyze``: every number of results.json a reader needs, with its definition.
+
+A dataset flagged by the data checks (``analysis.checks``) is marked
+wherever it appears (tables and lists), and the reasons are listed once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.convergence import DEFINITIONS as CONVERGENCE
+from analysis.noise import TEST as NOISE_TEST
+from analysis.speedup import DEFINITIONS as SPEEDUP
+
+FLAG = " ⚠"
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    return f"{v:.{digits}f}" if isinstance(v, float) and np.isfinite(v) else str(v)
+
+
+def _interval(s: dict[str, Any]) -> str:
+    if s.get("score") is None:
+        return "-"
+    ci = f" [{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]" if s.get("ci_low") is not None else ""
+    return f"{s['score']:+.3f}{ci}"
+
+
+def markdown(results: list[dict[str, Any]], settings: dict[str, Any], out: Path) -> str:
+    """The whole report."""
+    speedup, definition = settings["speedup_definition"], settings["convergence_definition"]
+    other = "mean" if definition == "median" else "median"
+    lines = ["# BAT analysis report", "", f"Settings: `{json.dumps(settings)}`", ""]
+    flagged = [(r["benchmark"], g, c) for r in results for g, c in r["data_checks"].items() if c["flagged"]]
+    if flagged:
+        lines += ["## Flagged datasets (data checks)", "",
+                  f"Marked{FLAG} wherever they appear. Ratios within a flagged dataset (speedups, portability "
+                  "percentages, convergence) still hold; absolute times compared across GPUs do not.", ""]
+        lines += [f"- **{b}/{g}**: " + "; ".join(f"{f['check']}: {f['message']}" for f in c["findings"]
+                                                 if f["flagged"]) for b, g, c in flagged]
+        lines += [""]
+    lines += ["## Max speedup over median", "",
+              f"Definition used: **{speedup}**: {SPEEDUP[speedup]}. The other definition is in results.json.", "",
+              "![speedup](figures/speedup.png)", ""]
+    checks = [c for r in results for c in r["checks"]]
+    if checks:
+        lines += ["## Checks against published values", "", "| value | published | ours | |", "|---|---|---|---|"]
+        lines += [f"| {c['what']} | {c['published']} | {c['ours']} | "
+                  f"{'matches' if c['matches'] else '**does not come out**'} |" for c in checks]
+        lines += ["", "GEMM: the paper's GEMM values are not in this project's spec; none is checked.", ""]
+    for r in results:
+        lines += _benchmark(r, speedup, definition, other, out)
+    return "\n".join(lines)
+
+
+def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out: Path) -> list[str]:
+    b = r["benchmark"]
+    mark = {g: FLAG if g in r["flagged"] else "" for g in r["gpus"]}
+    lines = [f"## {b}", "",
+             f"| GPU | valid | speedup ({speedup}) | n90 ({definition}) | n95 ({definition}) | n90 ({other}) | "
+             f"n95 ({other}) | noise-aware optimum |", "|---|---|---|---|---|---|---|---|"]
+    for g, name in r["gpus"].items():
+        reach = r["convergence"][g]["evaluations_to_reach"]
+        n = r["noise"][g]
+        lines.append(f"| {name}{mark[g]} | {r['distribution'][g]['n_valid']} | "
+                     f"{_fmt(r['speedup']['values'][g][speedup]['value'])} | {reach[definition]['90']} | "
+                     f"{reach[definition]['95']} | {reach[other]['90']} | {reach[other]['95']} | "
+                     f"{n['size']} within {n['slowest_over_best']:.4f} x the best |")
+    lines += ["", f"n90/n95: evaluations random search needs until its exact {definition} relative performance "
+                  f"reaches 90 % / 95 % ({CONVERGENCE[definition]}); the {other} is given beside it. Both exact "
+                  "(hypergeometric order statistics, drawing without replacement from the valid configurations).",
+              "", f"Noise-aware optimum: configurations whose repeats a {NOISE_TEST} does not tell apart from the "
+                  "best at the level in the settings; per GPU: "
+              + "; ".join(f"{g}{mark[g]} {n['size']} configuration(s), median spread of repeats (CV) "
+                          + (f"{n['median_cv_of_repeats']:.2%}" if n["median_cv_of_repeats"] is not None else "n/a")
+                          + f", random search draws one after {n['random_search_evaluations_to_hit']['median']} "
+                            f"evaluations (median)" + (f" ({n['note']})" if n["note"] else "")
+                          for g, n in r["noise"].items()) + ".", ""]
+    tuner_rows = [(g, t, v) for g, c in r["convergence"].items() for t, v in c["tuners"].items()]
+    if tuner_rows:
+        lines += [f"Tuner traces (sample {definition} over runs):", "", "| GPU | tuner | runs' n90 | n95 |",
+                  "|---|---|---|---|"]
+        lines += [f"| {g}{mark[g]} | {t} | {v['evaluations_to_reach'][definition]['90'] or 'not reached'} | "
+                  f"{v['evaluations_to_reach'][definition]['95'] or 'not reached'} |" for g, t, v in tuner_rows]
+        lines += [""]
+    meth = r["methodology"]
+    if meth["per_gpu"]:
+        lines += ["Methodology score (0 = random search, 1 = the optimum; 95 % bootstrap interval over traces; "
+                  "`analysis.score`):", "", "| GPU | tuner | evaluations | time |", "|---|---|---|---|"]
+        for g, e in meth["per_gpu"].items():
+            lines += [f"| {g}{mark[g]} | {t} | {_interval(s['evaluations'])} | {_interval(s['time'])} |"
+                      for t, s in e["tuners"].items()]
+        lines += [f"| all GPUs | {t} | {_interval(s['evaluations'])} | {_interval(s['time'])} |"
+                  for t, s in meth["aggregate_over_gpus"].items()]
+        lines += ["", "Simulated time: " + "; ".join(f"{g}: {e['simulated_time']}"
+                                                       for g, e in meth["per_gpu"].items()) + ".", ""]
+    lines += [f"![{k}]({Path(p).relative_to(out).as_posix()})" for k, p in r["figures"].items()] + [""]
+    lines += ["Proportion of centrality at p = 0, 0.05, 0.10, 0.15:", ""]
+    for g, c in r["centrality"].items():
+        m = c["measured"]
+        at = [_fmt(m["proportion"][k]) for k in (0, 5, 10, 15)]
+        lines.append(f"- {g}{mark[g]} ({m['variant']}, {m['neighbourhood']}; {m['n_nodes']} nodes, "
+                     f"{m['n_local_minima']} local minima): {', '.join(at)}" + "".join(f"; {n}" for n in m["notes"]))
+        if "surrogate" in c:
+            s = c["surrogate"]
+            at = [_fmt(s["proportion"][k]) for k in (0, 5, 10, 15)]
+            lines.append(f"  - surrogate landscape ({s['estimate']}): {', '.join(at)}")
+    if "importance" in r:
+        lines += ["", "Permutation feature importance (CatBoost; CV R^2 per GPU: "
+                  + ", ".join(f"{g} {_fmt(v['cv_r2'])}" for g, v in r["importance"].items())
+                  + f"). Reduced space: {r['sizes']['reduced_parameters']}."]
+    s = r["sizes"]
+    reduced = ("reduced {reduced}, reduced constrained {reduced_constrained}".format(**s)
+               if s["reduced"] is not None else "reduced sizes not computed (no importance run)")
+    lines += ["", "Sizes: cardinality {cardinality}, constrained {constrained}, valid per GPU "
+              "{valid}, ".format(**s) + reduced + ".", ""]
+    if len(r["gpus"]) < 2:
+        lines += ["Portability: data on one GPU only, nothing to compare (no figure).", ""]
+    else:
+        lines += ["Portability (tuned on row, run on column, %): "
+                  + "; ".join(f"{k} {_fmt(v * 100, 1) if isinstance(v, float) else v}"
+                              for k, v in r["portability"]["cells"].items()), ""]
+    return lines

@@ -1,0 +1,51 @@
+"""``bat check``: the data checks of ``analysis.checks`` on datasets; exit status 1 when one is flagged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def check(
+    datasets: list[str] = typer.Argument(None, help="Dataset files (.parquet), benchmark names (all their GPUs) "
+                                                    "or BENCHMARK/GPU; every registered dataset when omitted."),
+) -> None:
+    """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
+    from analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
+    from bat.cli.console import console
+    from bat.dataset import Dataset
+    from bat.registry import dataset_entries, find_dataset
+
+    loaded: list[Dataset] = []
+    for item in datasets or []:
+        if item.endswith(".parquet") or Path(item).is_file():
+            loaded.append(Dataset.load(item))
+        elif "/" in item:
+            bench, gpu = item.split("/", 1)
+            loaded.append(Dataset.load(find_dataset(bench, gpu).path))
+        else:
+            entries = [e for e in dataset_entries() if e.meta.benchmark == item]
+            if not entries:
+                find_dataset(item)  # raises the error that lists the benchmarks with data
+            loaded.extend(Dataset.load(e.path) for e in entries)
+    if not datasets:
+        loaded = [Dataset.load(e.path) for e in dataset_entries()]
+    flagged = 0
+    peers: dict[str, list] = {}
+    for ds in loaded:
+        bench = ds.meta.benchmark
+        if bench not in peers:
+            peers[bench] = registry_peers(bench)
+        given = peers_of(d for d in loaded if d.meta.benchmark == bench)
+        result = check_dataset(ds, peers=merge_peers(given, peers[bench]))
+        flagged += result.flagged
+        style = "bold red" if result.flagged else "green"
+        console.print(f"[{style}]{result.summary()}[/]", highlight=False)
+    console.print(f"{len(loaded)} datasets checked, {flagged} flagged")
+    if flagged:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
