@@ -81,11 +81,11 @@ class _Checker:
             out.append(Parameter(name, tuple(values)))
         return out
 
-    def constraints(self, raw: Any) -> list[Constraint]:
-        items = self.typed(raw, list, "constraints", "a list")
+    def constraints(self, raw: Any, where: str = "constraints") -> list[Constraint]:
+        items = self.typed(raw, list, where, "a list")
         out = []
         for i, item in enumerate(items):
-            path = f"constraints[{i}]"
+            path = f"constraints[{i}]" if where == "constraints" else where
             self.keys(item, path, "an object with expr and why", ("expr", "why"))
             for key in ("expr", "why"):
                 self.typed(item[key], str, f"{path}.{key}", "a string")
@@ -103,12 +103,29 @@ class _Checker:
             for k, dim in enumerate(dims):
                 self.typed(dim, str | int, f"launch.{key}[{k}]", "an expression string")
 
-    def published(self, raw: Any) -> None:
+    def published(self, raw: Any, n_constraints: int) -> None:
         self.typed(raw, dict, "published", "an object")
         for key, kind, what in (("cardinality", int, "an integer"),
                                 ("constrained", int, "an integer"), ("note", str, "a string")):
             if key in raw:
                 self.typed(raw[key], kind, f"published.{key}", what)
+        for name, variant in self.typed(raw.get("variants", {}), dict, "published.variants", "an object").items():
+            path = f"published.variants.{name}"
+            self.identifier(name, path)
+            self.keys(variant, path, "an object", ("constraints", "note"), ("constants", "constrained"))
+            self.typed(variant["note"], str, f"{path}.note", "a string")
+            if "constrained" in variant:
+                self.typed(variant["constrained"], int, f"{path}.constrained", "an integer")
+            for key, value in self.typed(variant.get("constants", {}), dict, f"{path}.constants",
+                                         "an object of numbers").items():
+                self.identifier(key, f"{path}.constants.{key}")
+                self.typed(value, int | float, f"{path}.constants.{key}", "a number")
+            for i, item in enumerate(self.typed(variant["constraints"], list, f"{path}.constraints", "a list")):
+                if isinstance(item, int) and not isinstance(item, bool):
+                    if not 0 <= item < n_constraints:
+                        raise self.fail(f"{path}.constraints[{i}]", f"no constraint {item} in this file")
+                else:
+                    self.constraints([item], f"{path}.constraints[{i}]")
 
 
 def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Constraint]]:
@@ -142,7 +159,7 @@ def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Co
     if "launch" in raw:
         check.launch(raw["launch"])
     if "published" in raw:
-        check.published(raw["published"])
+        check.published(raw["published"], len(constraints))
     return parameters, constraints
 
 
@@ -151,6 +168,25 @@ def space_from_dict(raw: Any, source: str = "<memory>") -> SearchSpace:
     parameters, constraints = validate_space_dict(raw, source)
     return SearchSpace(raw["name"], parameters, constraints, constants=raw.get("constants"),
                        problem_size=raw["problem_size"], source=source)
+
+
+def variant_space(raw: dict[str, Any], variant: str, source: str = "<memory>") -> SearchSpace:
+    """The space under another rule set (``published.variants.<variant>``): the rules a published count used.
+
+    A variant lists its constraints as indices of the file's own constraints (kept as they are)
+    or as new ``{expr, why}`` objects, and may add or override constants.
+    """
+    from bat.errors import UnknownNameError
+
+    validate_space_dict(raw, source)
+    variants = raw.get("published", {}).get("variants", {})
+    if variant not in variants:
+        raise UnknownNameError(f"rule variant of {raw['name']}", variant, sorted(variants))
+    v = variants[variant]
+    rules = [raw["constraints"][item] if isinstance(item, int) else item for item in v["constraints"]]
+    return space_from_dict({**raw, "constraints": rules, "constants": {**raw.get("constants", {}),
+                                                                      **v.get("constants", {})}},
+                           f"{source} (rules {variant})")
 
 
 def read_space_json(path: str | Path) -> dict[str, Any]:

@@ -78,7 +78,7 @@ def test_import_runs_the_checks(tmp_path, capsys):
                  "--out", str(cache)]) == 0
     assert main(["import", str(cache), "--benchmark", "pnpoly", "--gpu", "RTX_2080_Ti",
                  "--out", str(tmp_path / "p.parquet")]) == 0
-    assert "data checks: pnpoly/RTX_2080_Ti flagged: scale" in capsys.readouterr().out.replace("\n", " ")
+    assert "data checks: pnpoly/RTX_2080_Ti flagged: scale" in " ".join(capsys.readouterr().out.split())
 
 
 def test_noise_set_keeps_what_the_repeats_cannot_tell_apart():
@@ -96,3 +96,16 @@ def test_noise_set_keeps_what_the_repeats_cannot_tell_apart():
     assert noise_set(toy(rows), alpha=0.9999).size == 1  # at a level of almost 1 everything is rejected
     single = noise_set(toy([{"x": 1, "objective_ms": 1.0, "times_ms": [1.0]}]))
     assert single.size == 1 and "fewer than two" in single.note
+
+
+def test_bat_run_on_a_flagged_dataset_says_so(tmp_path, capsys):
+    assert main(["run", "--tuner", "reference:random", "--benchmark", "pnpoly", "--gpu", "RTX_Titan",
+                 "--budget", "3", "--out", str(tmp_path / "t.parquet")]) == 0
+    assert "data check flagged this dataset: best time 0.01352 ms" in " ".join(capsys.readouterr().out.split())
+
+
+def test_bat_space_variant_reproduces_both_counts(capsys):
+    assert main(["space", "hotspot", "--variant", "kernel_tuner"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "410,523 valid configurations under its own constraints, 349,853 under the kernel_tuner rules" in out
+    assert main(["space", "hotspot", "--variant", "nope"]) == 2

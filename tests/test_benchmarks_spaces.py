@@ -38,6 +38,21 @@ def test_cardinality_and_count(name):
     np.testing.assert_array_equal(space.unrank_valid(space.rank_valid(rows)), rows)
 
 
+def test_published_counts_that_differ_are_explained_and_reproducible():
+    """Hotspot and dedispersion publish the complement of a valid count: the excluded configurations."""
+    from bat.spacefile import variant_space
+
+    hotspot = load_benchmark("hotspot")
+    kernel_tuner = variant_space(hotspot.raw, "kernel_tuner", str(hotspot.path))
+    count = kernel_tuner.count_valid()
+    assert count == 349_853 == hotspot.published["variants"]["kernel_tuner"]["constrained"]
+    assert hotspot.space.cardinality - count == hotspot.published["constrained"]
+    assert "349,853" in hotspot.published["note"] and "blocks_per_sm" in hotspot.published["note"]
+    dedispersion = load_benchmark("dedispersion")
+    assert dedispersion.space.cardinality - OUR_COUNTS["dedispersion"] == dedispersion.published["constrained"]
+    assert "exclude" in dedispersion.published["note"]
+
+
 def published_keys(name: str) -> tuple[list[str], set[str]]:
     path = DATA / f"{name}_RTX_3090.json.gz"
     if not path.exists():

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from bat.benchmark import benchmark_names, load_benchmark
-from bat.errors import SpaceSpecError
+from bat.errors import SpaceSpecError, UnknownNameError
 from bat.spacefile import load_space
 
 SCHEMA = json.loads(files("bat").joinpath("schemas/space.schema.json").read_text())
@@ -78,14 +78,36 @@ BAD = {
     "launch without grid": (lambda r: r["launch"].pop("grid"), "launch", "missing key 'grid'"),
     "constraint not object": (lambda r: r["constraints"].append("bx > 1"),
                               "constraints[1]", "expected an object"),
+    "variant without note": (lambda r: r["published"].update(variants={"other": {"constraints": [0]}}),
+                             "published.variants.other", "missing key 'note'"),
+    "variant constraint not object": (
+        lambda r: r["published"].update(variants={"other": {"constraints": ["bx > 1"], "note": "x"}}),
+        "published.variants.other.constraints[0]", "expected an object"),
 }
 
 
-# JSON Schema cannot say "names unique across the objects of a list": the loader alone checks it
+# JSON Schema cannot say "names unique across the objects of a list" or "an index of that list":
+# the loader alone checks them
 LOADER_ONLY = {
     "duplicate name": (lambda r: r["parameters"][1].update(name="bx"),
                        "parameters[1].name", "duplicate parameter name"),
+    "variant index out of range": (
+        lambda r: r["published"].update(variants={"other": {"constraints": [3], "note": "x"}}),
+        "published.variants.other.constraints[0]", "no constraint 3 in this file"),
 }
+
+
+def test_a_variant_rebuilds_the_space_under_other_rules():
+    from bat.spacefile import variant_space
+
+    raw = mutated(lambda r: r["published"].update(variants={"looser": {
+        "constraints": [{"expr": "bx * tx <= limit", "why": "another rule"}], "constants": {"limit": 10 ** 9},
+        "constrained": 6, "note": "no effective constraint"}}))
+    assert list(VALIDATOR.iter_errors(raw)) == []
+    other = variant_space(raw, "looser", "toy.json")
+    assert other.count_valid() == other.cardinality == 6 and other.constants["limit"] == 10 ** 9
+    with pytest.raises(UnknownNameError, match="unknown rule variant of toy 'tighter'; valid: looser"):
+        variant_space(raw, "tighter")
 
 
 @pytest.mark.parametrize("case", sorted(BAD) + sorted(LOADER_ONLY))

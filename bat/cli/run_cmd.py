@@ -56,6 +56,13 @@ def run(
     target, how = make_target(benchmark, backend=backend, request=request)
     origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
     console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
+    if target.dataset is not None:
+        from analysis.checks import check_dataset, registry_peers
+
+        checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+        if checked.flagged:
+            console.print("[yellow]data check flagged this dataset:[/] "
+                          + "; ".join(f.message for f in checked.flags), highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     if out is None:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{tuner}_s{seed}")

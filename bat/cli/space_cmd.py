@@ -9,10 +9,28 @@ from rich.table import Table
 def space(
     name: str = typer.Argument(None, help="Benchmark name, a space file (ours or T1) by path, or the name of "
                                           "imported datasets; all registered ones when omitted."),
+    variant: str = typer.Option(None, "--variant",
+                                help="Count under another rule set of the space file (published.variants), "
+                                     "e.g. hotspot's kernel_tuner."),
 ) -> None:
     """Show parameters, cardinality and constrained size of search spaces."""
     from bat.benchmark import benchmark_names
     from bat.cli.console import console
+    from bat.errors import SpaceSpecError
+    from bat.spacefile import variant_space
+
+    if variant is not None:
+        if not name:
+            raise SpaceSpecError("--variant needs a benchmark name")
+        b = _benchmark(name)
+        other = variant_space(b.raw, variant, str(b.path))
+        info = b.published["variants"][variant]
+        console.print(f"{b.name}: {b.space.count_valid():,} valid configurations under its own constraints, "
+                      f"{other.count_valid():,} under the {variant} rules ({info['note']}); published "
+                      f"constrained count {b.published.get('constrained', '-'):,}", highlight=False)
+        for c in other.constraints:
+            console.print(f"{variant} constraint: {c.expr}", highlight=False)
+        return
 
     names = [name] if name else benchmark_names()
     t = Table(title="search spaces")
@@ -34,6 +52,11 @@ def space(
         console.print(p)
         for c in b.space.constraints:
             console.print(f"constraint: {c.expr}", highlight=False)
+        note = b.published.get("note")
+        if note:
+            console.print(f"published count: {note}", highlight=False)
+        for v in b.published.get("variants", {}):
+            console.print(f"other rules: bat space {b.name} --variant {v}", highlight=False)
 
 
 def _benchmark(name: str):
