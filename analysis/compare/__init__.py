@@ -3,6 +3,7 @@
 Public pieces: ``Campaign`` and ``TunerSpec`` (what to run, seeds, budget
 policy), ``run_campaign`` (execution: in process, a process pool or Dask;
 finished runs stored as they complete), ``analyse`` (cells, pairwise tests,
-scores against random search, the baseline gate) and ``write_outputs``
-(Markdown, JSON, plots).
+scores against random search, the baseline gate; ``methodology``: the
+methodology score, success, fixed targets and data checks) and
+``write_outputs`` (Markdown, JSON, plots, the IOHprofiler export).
 """
