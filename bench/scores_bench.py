@@ -77,11 +77,8 @@ def report_steps(benchmark: str) -> None:
                           lambda step, _f: marks.append((step, time.perf_counter())))
         total = time.perf_counter() - start
     spent: dict[str, float] = {}
-    last = start
     for (step, t), (_, t_next) in zip(marks, [*marks[1:], ("end", start + total)], strict=True):
         spent[step] = spent.get(step, 0.0) + (t_next - t)
-        last = t
-    del last
     print(f"analyze_benchmark({benchmark}, {len(data.gpus)} GPUs, no importance): {total:.1f} s")
     for step, s in spent.items():
         print(f"  {step}: {s:.2f} s ({s / total:.0%})")

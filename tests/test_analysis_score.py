@@ -93,7 +93,7 @@ def campaign_out(tmp_path_factory: pytest.TempPathFactory):
     """A small campaign with every output, on a flagged dataset and a clean one."""
     out = tmp_path_factory.mktemp("methodology")
     c = Campaign(tuners=TUNERS, targets=(PN, GE), budgets=(15, 30), repeats=6)
-    done = run_campaign(c, out, workers=2)
+    done = run_campaign(c, out)
     result = analyse(c, done.records)
     return c, result, write_outputs(out, c, result, done.records), out
 
@@ -104,7 +104,7 @@ def test_random_search_scores_zero_within_its_interval(tmp_path):
     That random search is centred on 0 whatever the seeds is the next test's job.
     """
     c = Campaign(tuners=TUNERS[:1], targets=(GE,), budgets=(30,), repeats=100, seed=1)
-    m = analyse(c, run_campaign(c, tmp_path, workers=2).records).methodology
+    m = analyse(c, run_campaign(c, tmp_path).records).methodology
     for axis in ("evaluations", "time"):
         rnd = m.aggregate("reference:random", axis)
         assert rnd["ci_low"] <= 0.0 <= rnd["ci_high"], (axis, rnd)

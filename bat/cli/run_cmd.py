@@ -91,6 +91,12 @@ def run(
         f"{result.rejected} (invalid rate {result.invalid_rate:.1%}); repeats: {result.repeated}"
     )
     console.print(f"tuner time: {result.tuner_s:.2f} s; simulated tuning time: {result.cost_s:.1f} s")
+    if target.dataset is not None:
+        from bat.costs import recorded_costs
+
+        costs = recorded_costs(target.dataset.frame)
+        if costs.falls_back:
+            console.print(f"simulated time: {costs.describe()}", highlight=False)
     console.print(f"trace: {result.trace_path}")
 
 
