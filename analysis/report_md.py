@@ -73,8 +73,8 @@ def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out
     lines += ["", f"n90/n95: evaluations random search needs until its exact {definition} relative performance "
                   f"reaches 90 % / 95 % ({CONVERGENCE[definition]}); the {other} is given beside it. Both exact "
                   "(hypergeometric order statistics, drawing without replacement from the valid configurations).",
-              "", f"Noise-aware optimum: configurations whose repeats a {NOISE_TEST} does not tell apart from the "
-                  "best at the level in the settings; per GPU: "
+              "", f"Noise-aware optimum ({NOISE_TEST}, alpha {next(iter(r['noise'].values()))['alpha']:g}): "
+                  "the configurations the test cannot tell apart from the best one; per GPU: "
               + "; ".join(f"{g}{mark[g]} {n['size']} configuration(s), median spread of repeats (CV) "
                           + (f"{n['median_cv_of_repeats']:.2%}" if n["median_cv_of_repeats"] is not None else "n/a")
                           + f", random search draws one after {n['random_search_evaluations_to_hit']['median']} "

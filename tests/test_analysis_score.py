@@ -145,7 +145,7 @@ def test_campaign_outputs_report_scores_success_flags_and_plots(campaign_out):
     assert "## Methodology score (Willemsen et al., FGCS 2024)" in md
     assert "## Data checks: flagged datasets" in md and "**pnpoly/RTX_2080_Ti**" in md
     assert "### pnpoly on RTX_2080_Ti (dataset flagged by the data checks)" in md
-    assert "## Success: share of runs that holds a configuration in the noise-aware optimum set" in md
+    assert "## Success: share of runs that hold a configuration in the noise-aware optimum set" in md
     doc = json.loads(paths["json"].read_text())
     meth = doc["methodology"]
     assert meth["targets"]["pnpoly/RTX_2080_Ti"]["data_checks"]["flagged"]

@@ -149,8 +149,8 @@ def methodology_lines(c: Campaign, m: Methodology) -> list[str]:
                 sc = {axis: s.summary(m.seed) for axis, s in t.scores[lab].items()}
                 rows.append([t.name, f"`{lab}`", _interval(sc["evaluations"]), _interval(sc["time"])])
     lines += [_table(["target", "tuner", "evaluations", "time"], rows), ""]
-    what = ("holds a configuration in the noise-aware optimum set" if m.success == "noise"
-            else f"holds a configuration within {m.success} x the best recorded time")
+    what = ("hold a configuration in the noise-aware optimum set" if m.success == "noise"
+            else f"hold a configuration within {m.success} x the best recorded time")
     lines += [f"## Success: share of runs that {what}", ""]
     for t in m.targets:
         sub = m.success_rates[(m.success_rates["benchmark"] == t.benchmark) & (m.success_rates["gpu"] == t.gpu)]
