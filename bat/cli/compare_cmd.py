@@ -113,7 +113,7 @@ def compare(
                           highlight=False)
     for label, s in result.scores.items():
         score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
-        line = f"  {label}: baseline score {score}"
+        line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
         if m is not None:
             for axis in ("evaluations", "time"):
                 a = m.aggregate(label, axis)
