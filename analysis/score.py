@@ -9,7 +9,7 @@ On one target (a dataset on its search space) at budget point x:
 
     s(x) = (R(x) - F(x)) / (R(x) - f_opt)
 
-- f_opt: the best recorded ok objective.
+- f_opt: the best recorded ok objective among the configurations the space allows.
 - F(x): the mean over a tuner's runs of the objective of the configuration
   each run holds as best after x (the one with the best *observed*
   objective, valued at its *recorded* objective, so replay noise cannot make
@@ -116,8 +116,6 @@ class Ordering:
 def target_baseline(dataset: Dataset, space: SearchSpace) -> Baseline:
     """The random-search baseline of ``dataset`` on ``space`` (see the module docstring)."""
     frame = dataset.frame
-    if dataset.ok.empty:
-        raise DatasetError(f"dataset {dataset.name} has no valid measurement")
     inside = np.ones(len(frame), dtype=bool)
     for p in space.parameters:
         inside &= frame[p.name].isin(p.values).to_numpy()
@@ -126,8 +124,10 @@ def target_baseline(dataset: Dataset, space: SearchSpace) -> Baseline:
     valid = valid[~frame.iloc[valid][list(space.names)].duplicated().to_numpy()]
     objective = frame["objective_ms"].to_numpy(dtype=float)
     ok = (frame["status"] == Status.OK.value).to_numpy()
-    f_opt = float(objective[ok].min())
-    f_fail = float(objective[ok].max())
+    allowed = objective[valid][ok[valid]]  # ok rows the space allows (a dataset may hold more)
+    if len(allowed) == 0:
+        raise DatasetError(f"dataset {dataset.name} has no valid measurement its space allows")
+    f_opt, f_fail = float(allowed.min()), float(allowed.max())
     n_total = int(space.count_valid())
     missing = n_total - len(valid)
     if missing < 0:

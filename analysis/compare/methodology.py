@@ -143,7 +143,7 @@ def study(campaign: Campaign, records: Sequence[RunRecord], *, success: str = "n
     top = max(campaign.budgets)
     targets, rates = [], []
     for bench, gpu in campaign.targets:
-        target = load_target(bench, gpu, campaign.backend)
+        target = load_target(bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu))
         data = target.dataset
         if data is None:
             continue
