@@ -4,24 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import nbclient
+import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "analyses.ipynb"
 
 
-def test_analyses_notebook_runs(monkeypatch):
-    nbformat = pytest.importorskip("nbformat", reason="nbformat is in the dev group")
-    nbclient = pytest.importorskip("nbclient", reason="nbclient is in the dev group")
-    from analysis.data import benchmarks_with_data
-
-    if "pnpoly" not in benchmarks_with_data():
-        pytest.skip("no shipped pnpoly dataset in results/ (the notebook walks through it)")
-    monkeypatch.setenv("BAT_NOTEBOOK_SMALL", "1")
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
+def run_notebook(nb: nbformat.NotebookNode) -> str:
+    """Execute ``nb`` in a fresh kernel from the repository root; the text of every output."""
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(ROOT)}}).execute()
-    outputs = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_analyses_notebook_runs(monkeypatch):
+    monkeypatch.setenv("BAT_NOTEBOOK_SMALL", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    outputs = run_notebook(nbformat.read(NOTEBOOK, as_version=4))
     assert "max |ours - networkx|" in outputs
     assert "reduced space:" in outputs

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_profile_ncu import FULL, fake_ncu, fixture_csv
-from test_record import PNPOLY as PNPOLY_CACHE
+from test_record import PNPOLY as PNPOLY_DATA
 from test_record import ReplayExecutor, make_plan
 
 from bat.backends.live.device import gpu_available
@@ -40,11 +40,7 @@ CONFIG = {"block_size_x": 256, "tile_size": 4, "between_method": 1, "use_method"
 
 @pytest.fixture(scope="module")
 def published() -> Dataset:
-    if not PNPOLY_CACHE.exists():
-        pytest.skip(f"published data not found at {PNPOLY_CACHE} (it lies beside the checkout in ../shared)")
-    from bat.importers import import_file
-
-    return import_file(PNPOLY_CACHE).dataset
+    return Dataset.load(PNPOLY_DATA)
 
 
 def logging_ncu(tmp_path: Path, csv: str) -> tuple[str, Path]:
