@@ -33,9 +33,9 @@ tested with them, not here. The checks test what only the tuner decides:
   worse than blind sampling, e.g. by re-proposing what it has seen;
 - ``cross_process``: the same seed gives identical traces (every column but
   the wall-clock ``tuner_s``) in this process and in a second Python
-  process with another ``PYTHONHASHSEED`` (bat.testing.other_process). That
-  process makes the runs of the first and fourth checks while this one
-  makes its own.
+  process with another ``PYTHONHASHSEED`` (bat.testing.other_process: one
+  child per test process serves every tuner's request). The child makes the
+  runs of the first and fourth checks while this process makes its own.
 
 A tuner that cannot meet a check declares it on its class, with the
 exception type the check raises and the reason:
@@ -56,7 +56,7 @@ from typing import Any
 import pandas as pd
 
 from bat.errors import TunerError
-from bat.testing.other_process import OtherProcess
+from bat.testing.other_process import OtherProcess, shared
 from bat.testing.runs import BUDGET, COMPARED, TIME_EVALS, Run, execute
 from bat.testing.synthetic import FAKE_COST_S
 from bat.tuner import ExpectedFailure, Tuner
@@ -104,7 +104,7 @@ class Battery:
         self.factory = factory
         self.seed = seed
         self._runs: dict[str, Run | BaseException] = {}
-        self._other: OtherProcess | AssertionError | None = None
+        self._other: tuple[OtherProcess, int] | AssertionError | None = None
         self.waste: float | None = None
 
     def run(self, name: str) -> Run:
@@ -121,10 +121,11 @@ class Battery:
         return outcome
 
     def _start_other(self) -> None:
-        """Start the second process once, so it runs while this one makes its own runs."""
+        """Ask the second process for its runs once, so it makes them while this one makes its own."""
         if self._other is None:
+            process = shared()
             try:
-                self._other = OtherProcess(self.factory(), self.seed, COMPARED)
+                self._other = (process, process.submit(self.factory(), self.seed, COMPARED))
             except AssertionError as exc:
                 self._other = exc
 
@@ -167,14 +168,15 @@ class Battery:
         if isinstance(self._other, AssertionError):
             raise self._other
         assert self._other is not None
-        theirs = self._other.outcomes()
+        process, request = self._other
+        theirs = process.outcomes(request)
         for name in COMPARED:
             try:
                 mine: Any = self.run(name).trace
             except Exception as exc:  # both processes must fail alike
                 mine = exc
             other = theirs[name]
-            where = f"run {name!r} in this process and in one with PYTHONHASHSEED={self._other.hash_seed}"
+            where = f"run {name!r} in this process and in one with PYTHONHASHSEED={process.hash_seed}"
             if isinstance(mine, BaseException) or other.error is not None:
                 got = (type(mine).__name__, str(mine)) if isinstance(mine, BaseException) else None
                 assert got is not None and other.error is not None and got[0] == other.error[0], (
