@@ -119,6 +119,23 @@ def test_real_ncu_counters_of_one_configuration():
     assert result.extra[METRICS["INST_EXE"]] == got.counters[METRICS["INST_EXE"]]  # same work, same count
 
 
+@pytest.mark.gpu
+def test_bat_run_profile_live_learns_online_with_the_devices_core_count(tmp_path, capsys):
+    """``bat run --tuner profile`` on a GPU: every evaluation profiled, online counters, cores from the device."""
+    if not gpu_available() or shutil.which("ncu") is None:
+        pytest.skip("needs CuPy, a CUDA device and Nsight Compute's ncu on PATH")
+    from bat.backends.live.device import device_info
+    from bat.cli import main
+
+    info = device_info()
+    code = main(["run", "--tuner", "profile", "--benchmark", "pnpoly", "--backend", "live", "--budget", "6",
+                 "--out", str(tmp_path / "t.parquet")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert info["cuda_cores"] and info["cuda_cores"] % info["sm_count"] == 0
+    assert "online counters" in captured.err and f"{info['cuda_cores']} CUDA cores" in captured.err
+
+
 def test_ncu_gets_the_metrics_the_kernel_filter_and_the_profiled_command(tmp_path):
     ncu, log = logging_ncu(tmp_path, fixture_csv(FULL))
     profiler = CounterProfiler(PNPOLY, size=PNPOLY.size(), seed=0, ncu=ncu)
