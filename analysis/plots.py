@@ -1,17 +1,22 @@
-"""Figures of the analyses (matplotlib, Agg backend): labelled axes, units, GPU names.
+"""Figures of the analyses (matplotlib): labelled axes, units, GPU names.
 
-Every function draws one figure and writes it as PNG and SVG next to each
-other; it returns the PNG path. Long titles and tick labels are wrapped to
-the figure's width and figures are saved with a tight bounding box, so
-nothing is clipped. ``pyplot`` and ``save_figure`` are shared with the
+Each ``*_figure`` function draws one figure and returns it (a
+``matplotlib.figure.Figure``, closed in pyplot at once, so a notebook shows it
+once when a cell returns it and nothing is left open); each ``plot_*``
+function draws the same figure and writes it as PNG and SVG next to each
+other, returning the PNG path. Long titles and tick labels are wrapped to the
+figure's width and figures are saved with a tight bounding box, so nothing is
+clipped. ``pyplot``, ``save_figure`` and ``set_title`` are shared with the
 figures of ``bat compare``.
 """
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,21 +26,33 @@ from analysis.distribution import Distribution
 from analysis.importance import Importance
 from analysis.portability import Portability
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 #: characters per inch of figure width at the title font size (9 pt), measured on DejaVu Sans
 _CHARS_PER_INCH = 15
 
 
-def pyplot():
-    """matplotlib.pyplot on the Agg backend (no display needed)."""
+def pyplot() -> Any:
+    """matplotlib.pyplot; off-screen (Agg) outside IPython, the notebook's own backend inside it."""
     import matplotlib
 
-    matplotlib.use("Agg")
+    if "IPython" not in sys.modules:
+        matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def save_figure(fig, path: Path, *, svg: bool = True) -> Path:
+def _figure(figsize: tuple[float, float]) -> tuple[Figure, Any]:
+    """A figure with one axes, already closed in pyplot (nothing to close later, nothing shown twice)."""
+    plt = pyplot()
+    fig = plt.figure(figsize=figsize)
+    plt.close(fig)
+    return fig, fig.subplots()
+
+
+def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
     """Write ``path``.png (and .svg) with a tight bounding box; close the figure; return the PNG path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path.with_suffix(".png"), dpi=150, bbox_inches="tight")
@@ -50,31 +67,29 @@ def wrap(text: str, inches: float, scale: float = 1.0) -> str:
     return textwrap.fill(text, max(12, int(inches * _CHARS_PER_INCH / scale)))
 
 
-def set_title(ax, text: str, fontsize: float = 9) -> None:
+def set_title(ax: Any, text: str, fontsize: float = 9) -> None:
     """A title wrapped to the width of its axes."""
     width = ax.get_position().width * ax.figure.get_figwidth()
     ax.set_title(wrap(text, width, fontsize / 9), fontsize=fontsize)
 
 
-def plot_distribution(benchmark: str, dists: Mapping[str, Distribution], path: Path) -> Path:
+def distribution_figure(benchmark: str, dists: Mapping[str, Distribution]) -> Figure:
     """Violins of time / median per GPU, log scale."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(2.4 + 1.5 * len(dists), 4))
+    fig, ax = _figure((2.4 + 1.5 * len(dists), 4))
     names = [textwrap.fill(n, 14) for n in dists]
     ax.violinplot([np.log10(d.relative) for d in dists.values()], showmedians=True)
     ax.set_xticks(range(1, len(names) + 1), names, fontsize=8)
     ax.axhline(0.0, color="grey", lw=0.8, ls=":")
     ax.set_ylabel("log10(time / median time)\n(valid configurations)")
     set_title(ax, f"{benchmark}: distribution of configurations")
-    return save_figure(fig, path)
+    return fig
 
 
-def plot_speedup(values: Mapping[str, Mapping[str, float]], definition: str, path: Path) -> Path:
+def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -> Figure:
     """Grouped bars: benchmark x GPU max speedup over median."""
-    plt = pyplot()
     benches = list(values)
     gpus = sorted({g for v in values.values() for g in v})
-    fig, ax = plt.subplots(figsize=(3 + 1.8 * len(benches), 4))
+    fig, ax = _figure((3 + 1.8 * len(benches), 4))
     width = 0.8 / max(1, len(gpus))
     for k, g in enumerate(gpus):
         ys = [values[b].get(g, np.nan) for b in benches]
@@ -83,18 +98,17 @@ def plot_speedup(values: Mapping[str, Mapping[str, float]], definition: str, pat
     ax.set_ylabel("max speedup over median (x)")
     set_title(ax, f"Max speedup over median ({definition})")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU", title_fontsize=8)
-    return save_figure(fig, path)
+    return fig
 
 
-def plot_convergence(title: str, curves: Sequence[Curve], path: Path) -> Path:
+def convergence_figure(title: str, curves: Sequence[Curve]) -> Figure:
     """Relative performance against evaluations: random search as a line with its band, traces as steps.
 
     A curve made from traces is drawn as a step function of the evaluation count (its value
     changes only when an evaluation finds a better configuration), every run thin and the
     centre line thick, with the band between the quartiles.
     """
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = _figure((6.4, 4.2))
     for c in curves:
         if not c.budgets:
             continue
@@ -113,14 +127,12 @@ def plot_convergence(title: str, curves: Sequence[Curve], path: Path) -> Path:
     set_title(ax, title)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return fig
 
 
-def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Path,
-                    p_max: float = 0.15) -> Path:
+def centrality_figure(benchmark: str, results: Mapping[str, Centrality], p_max: float = 0.15) -> Figure:
     """Proportion of centrality against p, one line per GPU."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = _figure((6.4, 4.2))
     for gpu, c in results.items():
         keep = c.p <= p_max + 1e-9
         ax.plot(c.p[keep] * 100, c.proportion[keep], marker="o", ms=3, label=gpu)
@@ -131,20 +143,19 @@ def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Pat
     set_title(ax, f"{benchmark}: proportion of centrality ({first.variant}, {first.neighbourhood})")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return save_figure(fig, path)
+    return fig
 
 
-def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Path) -> Path:
+def importance_figure(benchmark: str, results: Mapping[str, Importance]) -> Figure:
     """Horizontal bars of PFI per parameter and GPU, with the confidence band as error bars.
 
     Parameters whose PFI is 0 on every GPU (one value in the data) are left out.
     """
-    plt = pyplot()
     first = next(iter(results.values()))
     shown = [j for j in range(len(first.parameters))
              if any(np.any(imp.repeats[j] != 0) for imp in results.values())]
     params = [first.parameters[j] for j in shown]
-    fig, ax = plt.subplots(figsize=(6.4, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
+    fig, ax = _figure((6.4, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
     height = 0.8 / max(1, len(results))
     for k, (gpu, imp) in enumerate(results.items()):
         ax.barh(np.arange(len(params)) + k * height, imp.mean[shown], height,
@@ -154,21 +165,22 @@ def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Pat
     ax.set_xlabel("permutation feature importance (drop in R^2)")
     set_title(ax, f"{benchmark}: permutation feature importance (CatBoost)")
     ax.legend(fontsize=7)
-    return save_figure(fig, path)
+    return fig
 
 
-def plot_portability(benchmark: str, port: Portability, path: Path,
-                     names: Mapping[str, str] | None = None) -> Path | None:
+def portability_figure(benchmark: str, port: Portability, names: Mapping[str, str] | None = None
+                       ) -> Figure | None:
     """Heatmap in percent; empty cells are hatched and labelled with their reason.
 
     A benchmark with data on one GPU has no portability to show: no figure (None).
     """
+    from matplotlib.patches import Rectangle
+
     n = len(port.gpus)
     if n < 2:
         return None
-    plt = pyplot()
     labels = [textwrap.fill((names or {}).get(g, g), 16) for g in port.gpus]
-    fig, ax = plt.subplots(figsize=(2.6 + 1.3 * n, 1.8 + 1.1 * n))
+    fig, ax = _figure((2.6 + 1.3 * n, 1.8 + 1.1 * n))
     masked = np.ma.masked_invalid(port.matrix * 100)
     ax.set_facecolor("lightgrey")
     im = ax.imshow(masked, cmap="viridis", vmin=min(50.0, float(np.nanmin(port.matrix)) * 100), vmax=100)
@@ -179,7 +191,7 @@ def plot_portability(benchmark: str, port: Portability, path: Path,
                 ax.text(j, i, f"{v * 100:.1f}", ha="center", va="center", fontsize=8,
                         color="white" if v < 0.8 else "black")
             else:
-                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="//"))
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="//"))
                 ax.text(j, i, port.reasons[(port.gpus[i], port.gpus[j])], ha="center",
                         va="center", fontsize=8)
     ax.set_xticks(range(n), labels, fontsize=8)
@@ -188,4 +200,32 @@ def plot_portability(benchmark: str, port: Portability, path: Path,
     ax.set_ylabel("tuned on GPU")
     set_title(ax, f"{benchmark}: performance portability")
     fig.colorbar(im, ax=ax, label="relative performance (%)")
-    return save_figure(fig, path)
+    return fig
+
+
+# -- the same figures written to files (the report's and the CLI's) ---------------------------
+def plot_distribution(benchmark: str, dists: Mapping[str, Distribution], path: Path) -> Path:
+    return save_figure(distribution_figure(benchmark, dists), path)
+
+
+def plot_speedup(values: Mapping[str, Mapping[str, float]], definition: str, path: Path) -> Path:
+    return save_figure(speedup_figure(values, definition), path)
+
+
+def plot_convergence(title: str, curves: Sequence[Curve], path: Path) -> Path:
+    return save_figure(convergence_figure(title, curves), path)
+
+
+def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Path, p_max: float = 0.15) -> Path:
+    return save_figure(centrality_figure(benchmark, results, p_max), path)
+
+
+def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Path) -> Path:
+    return save_figure(importance_figure(benchmark, results), path)
+
+
+def plot_portability(benchmark: str, port: Portability, path: Path,
+                     names: Mapping[str, str] | None = None) -> Path | None:
+    """The portability heatmap written to ``path``; None (no file) for a benchmark on one GPU."""
+    fig = portability_figure(benchmark, port, names)
+    return None if fig is None else save_figure(fig, path)

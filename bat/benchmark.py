@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from bat.errors import SpaceSpecError, UnknownNameError
 from bat.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression
 from bat.space import SearchSpace
 from bat.spacefile import read_space_json, space_from_dict
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Dim3 = tuple[int, int, int]
 
@@ -62,6 +65,18 @@ class Benchmark:
         env = {**self.problem_size, **(size or {}), **self.constants, **config}
         grid, block = (self._dims(key, env) for key in ("grid", "block"))
         return grid, block
+
+    def threads(self, values: pd.DataFrame, size: Mapping[str, int | float] | None = None) -> np.ndarray:
+        """Threads each configuration launches (grid x block), vectorised over a frame of parameter values."""
+        if not self._launch:
+            raise SpaceSpecError(f"{self.path}: launch: this benchmark defines no launch geometry")
+        env = {**self.problem_size, **(size or {}), **self.constants,
+               **{c: values[c].to_numpy() for c in values.columns}}
+        total = np.ones(len(values))
+        for key in ("grid", "block"):
+            for expr in self._launch[key]:
+                total = total * np.broadcast_to(np.asarray(expr.evaluate(env), dtype=float), total.shape)
+        return total
 
     def size(self, which: str | Mapping[str, int | float] | ProblemSize | None = None) -> ProblemSize:
         """Resolve a size given at the edge: None/"published", "small", "emulation", a mapping, or as is.

@@ -105,9 +105,10 @@ class DatasetMeta:
         return cls(**raw)
 
 
-def counter_columns(frame: pd.DataFrame) -> list[str]:
-    """Columns holding Nsight Compute metrics (their names contain ``__``)."""
-    return [c for c in frame.columns if "__" in c]
+def counter_columns(columns: pd.DataFrame | list[str]) -> list[str]:
+    """Columns holding Nsight Compute metrics (their names contain ``__``), of a frame or a list of names."""
+    names = columns.columns if isinstance(columns, pd.DataFrame) else columns
+    return [c for c in names if "__" in c]
 
 
 @dataclass
@@ -212,6 +213,11 @@ class Dataset:
         frame = table.to_pandas()
         frame["times_ms"] = frame["times_ms"].map(_as_float_list)
         return cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
+
+    @staticmethod
+    def read_columns(path: str | Path) -> list[str]:
+        """Column names only, without reading the rows."""
+        return list(pq.read_schema(path).names)
 
     @staticmethod
     def read_meta(path: str | Path) -> DatasetMeta:

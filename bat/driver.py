@@ -87,7 +87,8 @@ def run_tuner(
     observers: list[Any] = [recorder]
     if progress is not None:
         observers.append(_ProgressObserver(budget, progress))
-    problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers)
+    problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
+                      facts=target.facts)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     problem.start_clock()

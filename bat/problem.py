@@ -4,21 +4,28 @@ The problem owns evaluation: it checks a proposed configuration against the
 space, never lets a constraint-violating one reach the backend, answers a
 repeated proposal from memory, charges the budget, measures the tuner's own
 time between proposals, and tells its observers (the trace recorder is one).
-A tuner only proposes and observes.
+A tuner only proposes and observes; what it may know of the target beyond
+the space (the GPU, its core count, the launch geometry, a replayed
+dataset) it reads from ``problem.facts``, never from the backend.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from bat.dataset import Status
 from bat.errors import BudgetExhaustedError, TunerError
 from bat.space import SearchSpace
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bat.dataset import Dataset
 
 Config = Mapping[str, Any]
 
@@ -78,6 +85,27 @@ class Event:
     best_so_far_ms: float | None
     elapsed_cost_s: float
     profiled: bool = False
+
+
+@dataclass(frozen=True)
+class TargetFacts:
+    """What a tuner may know of the target beyond its space; each fact is optional.
+
+    The target (bat.targets) fills in what it knows; a tuner reads what it
+    needs and says which fact is missing when it cannot go on without it.
+    """
+
+    #: the GPU's short id (``RTX_3090``); "" when unknown or not a GPU
+    gpu: str = ""
+    #: CUDA cores of that GPU (SMs x cores per SM of its compute capability), None when unknown
+    cuda_cores: int | None = None
+    #: threads launched per configuration (the benchmark's launch geometry), from a frame of
+    #: parameter values; None when the benchmark has no launch geometry
+    threads: Callable[[pd.DataFrame], np.ndarray] | None = None
+    #: the recorded dataset a replay backend answers from (with its counters, if any)
+    dataset: Dataset | None = None
+    #: the backend returns performance counters with every ok evaluation (``EvalResult.extra``)
+    measures_counters: bool = False
 
 
 @dataclass
@@ -145,10 +173,12 @@ class Problem:
         backend: Backend,
         budget: Budget,
         observers: Iterable[Observer] = (),
+        facts: TargetFacts | None = None,
     ) -> None:
         self.space = space
         self.backend = backend
         self.budget = budget
+        self.facts = facts or TargetFacts()
         self.observers = list(observers)
         self.stats = ProblemStats()
         self.best: EvalResult | None = None

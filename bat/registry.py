@@ -337,3 +337,12 @@ def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Bench
 def datasets_of(bench: Benchmark) -> list[DatasetEntry]:
     """Every dataset recorded on ``bench``'s space (matched by space hash, whatever its name)."""
     return [e for e in dataset_entries() if e.meta.space_hash == bench.space.space_hash]
+
+
+def load_dataset(ref: str | Path, gpu: str | None = None) -> Dataset:
+    """A dataset by file or id (``resolve_dataset``), or the one of a benchmark on ``gpu`` (``find_dataset``)."""
+    if gpu is None and (Path(ref).is_file() or Path(ref).suffix == ".parquet"
+                        or any(e.id == str(ref).strip("/") or e.id.endswith("/" + str(ref).strip("/"))
+                               for e in dataset_entries())):
+        return Dataset.load(resolve_dataset(ref).path)
+    return Dataset.load(find_dataset(str(ref), gpu).path)

@@ -10,15 +10,17 @@ of this choice; this module depends on them, never the other way round.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from bat.backends.replay import NOISE_MODES, ReplayBackend
 from bat.benchmark import Benchmark, ProblemSize
 from bat.dataset import Dataset
 from bat.errors import BackendError, UnknownNameError
-from bat.importers import dataset_benchmark, dataset_space
-from bat.problem import Backend
+from bat.gpus import known_cuda_cores
+from bat.importers import dataset_benchmark
+from bat.problem import Backend, TargetFacts
 from bat.registry import find_dataset, resolve_benchmark
 from bat.space import SearchSpace
 
@@ -34,6 +36,15 @@ class Target:
     best_known_ms: float | None
     dataset: Dataset | None = None  # the recorded data a replay target answers from
     dataset_path: Path | None = None
+    facts: TargetFacts = field(default_factory=TargetFacts)  # what a tuner may know (Problem.facts)
+
+
+def launch_threads(bench: Benchmark | None, space: SearchSpace,
+                   size: ProblemSize | None = None) -> Callable | None:
+    """The threads-per-configuration function of ``bench``'s launch geometry, when it has one for ``space``."""
+    if bench is None or not bench.launch or bench.space.space_hash != space.space_hash:
+        return None
+    return partial(bench.threads, size=size.values if size else None)
 
 
 def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: Dataset | None = None,
@@ -43,7 +54,9 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
 
     A dataset given for a Benchmark object may have been recorded on another space with the same
     parameters (a user's copy with another constraint): the Benchmark's space is used as written and
-    only the recorded configurations it allows are ever asked for. ``noise``: see ReplayBackend.
+    only the recorded configurations it allows are ever asked for. ``noise``: see ReplayBackend. Its
+    facts: the dataset's GPU and its core count when the GPU is known (bat.gpus), the benchmark's
+    launch geometry, the dataset.
     """
     if dataset is None and path is not None:
         dataset = Dataset.load(path)
@@ -53,12 +66,17 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
         dataset, path = Dataset.load(entry.path), entry.path
         space = bench.space
     elif isinstance(benchmark, Benchmark):
-        space = benchmark.space
+        bench, space = benchmark, benchmark.space
     else:
-        space = dataset_space(dataset)
+        bench = dataset_benchmark(dataset)
+        space = bench.space
     dataset.check_space(space, same_hash=False)
+    facts = TargetFacts(gpu=dataset.meta.gpu, cuda_cores=known_cuda_cores(dataset.meta.gpu),
+                        threads=launch_threads(bench, space), dataset=dataset,
+                        measures_counters=bool(dataset.counters))
     backend = ReplayBackend(dataset, noise=noise, noise_seed=noise_seed)
-    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, backend, best_in(dataset, space), dataset, path)
+    return Target(dataset.meta.benchmark, dataset.meta.gpu, space, backend, best_in(dataset, space),
+                  dataset, path, facts)
 
 
 def best_in(dataset: Dataset, space: SearchSpace) -> float | None:
@@ -88,7 +106,9 @@ def live_target(bench: Benchmark, size: ProblemSize | None = None, *, gpu: str |
 
     session = LiveSession(bench, size or bench.size())
     name = gpu or short_gpu_name(session.info["gpu_name"])
-    return Target(bench.name, name, bench.space, LiveBackend(session, counters=counters), None)
+    facts = TargetFacts(gpu=name, cuda_cores=session.info.get("cuda_cores"),
+                        threads=launch_threads(bench, bench.space, session.size), measures_counters=counters)
+    return Target(bench.name, name, bench.space, LiveBackend(session, counters=counters), None, facts=facts)
 
 
 @dataclass(frozen=True)

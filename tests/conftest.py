@@ -1,4 +1,9 @@
-"""Shared fixtures: the published data directory and small spaces built from dicts."""
+"""Shared fixtures: the published files the tests read, all inside the repository.
+
+``tests/fixtures/published/`` holds copies of published files in their
+original formats (see its PROVENANCE.md); tests read the imported datasets
+from ``results/``. A missing file is a failure, never a skip.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +11,20 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-BAT2 = SHARED / "bat2-kerneltuner"
-KTT = SHARED / "ktt-coulomb"
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "tests" / "fixtures" / "published"
+
+
+def _present(path: Path) -> Path:
+    if not path.exists():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing from the repository", pytrace=False)
+    return path
 
 
 @pytest.fixture(scope="session")
-def bat2_dir() -> Path:
-    if not BAT2.exists():
-        pytest.skip(f"published data not found at {BAT2} (it lies beside the checkout in ../shared)")
-    return BAT2
-
-
-@pytest.fixture(scope="session")
-def ktt_dir() -> Path:
-    if not KTT.exists():
-        pytest.skip(f"published data not found at {KTT} (it lies beside the checkout in ../shared)")
-    return KTT
+def published_dir() -> Path:
+    """Published Kernel Tuner caches and KTT/T4 files (tests/fixtures/published)."""
+    return _present(PUBLISHED)
 
 
 @pytest.fixture(autouse=True)

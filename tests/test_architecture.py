@@ -37,7 +37,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "core": ("bat.errors", "bat.expressions", "bat.space", "bat.constraint_groups", "bat.spacefile",
              "bat.commandspec", "bat.benchmark", "bat.costs", "bat.dataset", "bat.importers", "bat.problem",
              "bat.trace", "bat.tuner", "bat.kernel", "bat.registry", "bat.counters", "bat.counters.metrics",
-             "bat.testing", "bat.schemas", "bat.protocol", "bat.t1", "bat.userdata"),
+             "bat.testing", "bat.gpus", "bat.schemas", "bat.protocol", "bat.t1", "bat.userdata"),
     "toolchain": ("bat.nvrtc", "bat.compiling", "bat.resources", "bat.counters.ncu", "bat.counters.profiler"),
     "backends": ("bat.backends",),
     "wiring": ("bat.targets", "bat.driver", "bat.recording", "bat.profile_one"),

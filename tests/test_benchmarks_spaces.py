@@ -1,16 +1,15 @@
 """The seven shipped spaces: golden cardinalities, published key sets, our constrained counts."""
 
-import gzip
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from bat.benchmark import benchmark_names, load_benchmark
+from bat.dataset import Dataset
 from bat.errors import UnknownNameError
 
-DATA = Path("/work/shared/datasets/bat2-kerneltuner")
+DATA = Path(__file__).resolve().parents[1] / "results" / "bat2-kerneltuner"  # the published caches, imported
 CARDINALITY = {"pnpoly": 4092, "nbody": 9408, "convolution": 16896, "gemm": 82944,
                "expdist": 9732096, "hotspot": 22200000, "dedispersion": 123863040}
 # where published data defines the set, the count must match it exactly
@@ -54,12 +53,11 @@ def test_published_counts_that_differ_are_explained_and_reproducible():
 
 
 def published_keys(name: str) -> tuple[list[str], set[str]]:
-    path = DATA / f"{name}_RTX_3090.json.gz"
-    if not path.exists():
-        pytest.skip(f"published data not present at {path}")
-    with gzip.open(path, "rt") as f:
-        data = json.load(f)
-    return data["tune_params_keys"], set(data["cache"])
+    """Parameter order and the configurations of the published cache, as its comma-joined keys."""
+    ds = Dataset.load(DATA / f"{name}_RTX_3090.parquet")
+    keys = {",".join(str(v) for v in row) for row in ds.configs().itertuples(index=False)}
+    assert len(keys) == len(ds.frame)
+    return list(ds.parameters), keys
 
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED_SETS))

@@ -86,10 +86,10 @@ def test_list_and_space(capsys):
     assert code == 0 and "17,956" in out and "123,863,040" in out
 
 
-def test_import_then_export_round_trip(bat2_dir, tmp_path, capsys):
+def test_import_then_export_round_trip(published_dir, tmp_path, capsys):
     out = tmp_path / "p.parquet"
-    code, stdout, _ = run(["import", str(bat2_dir / "pnpoly_RTX_2080_Ti.json.gz"), "--out", str(out)], capsys)
-    assert code == 0 and "4092 rows" in stdout and "runtime_error 358" in stdout
+    code, stdout, _ = run(["import", str(published_dir / "pnpoly_RTX_3090.json.gz"), "--out", str(out)], capsys)
+    assert code == 0 and "4092 rows" in stdout and "runtime_error 318" in stdout
     back = tmp_path / "p.json"
     assert run(["export", str(out), "--to", "kernel_tuner", "--out", str(back)], capsys)[0] == 0
     assert len(json.loads(back.read_text())["cache"]) == 4092

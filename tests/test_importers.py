@@ -21,8 +21,8 @@ def _load(path):
         return json.load(fh)
 
 
-def test_pnpoly_cache_imports_against_its_benchmark(bat2_dir):
-    imp = import_file(bat2_dir / "pnpoly_RTX_3090.json.gz")
+def test_pnpoly_cache_imports_against_its_benchmark(published_dir):
+    imp = import_file(published_dir / "pnpoly_RTX_3090.json.gz")
     ds = imp.dataset
     assert imp.benchmark is not None and imp.benchmark.name == "pnpoly"
     assert len(ds.frame) == 4092
@@ -34,10 +34,10 @@ def test_pnpoly_cache_imports_against_its_benchmark(bat2_dir):
     ds.check_space(load_benchmark("pnpoly").space)
 
 
-@pytest.mark.parametrize("name", ["convolution_RTX_2080_Ti", "pnpoly_RTX_Titan"])
-def test_kernel_tuner_round_trip_loses_nothing(bat2_dir, tmp_path, name):
-    original = _load(bat2_dir / f"{name}.json.gz")
-    ds = import_file(bat2_dir / f"{name}.json.gz").dataset
+@pytest.mark.parametrize("name", ["convolution_RTX_3090", "pnpoly_RTX_3090"])
+def test_kernel_tuner_round_trip_loses_nothing(published_dir, tmp_path, name):
+    original = _load(published_dir / f"{name}.json.gz")
+    ds = import_file(published_dir / f"{name}.json.gz").dataset
     saved = Dataset.load(ds.save(tmp_path / "d.parquet"))
     out = write_cache(saved, tmp_path / "back.json.gz")
     back = read_json(out)
@@ -45,8 +45,8 @@ def test_kernel_tuner_round_trip_loses_nothing(bat2_dir, tmp_path, name):
     assert back["cache"] == original["cache"]
 
 
-def test_failure_strings_become_statuses(bat2_dir):
-    ds = import_file(bat2_dir / "convolution_RTX_3090.json.gz").dataset
+def test_failure_strings_become_statuses(published_dir):
+    ds = import_file(published_dir / "convolution_RTX_3090.json.gz").dataset
     counts = ds.frame["status"].value_counts().to_dict()
     assert counts[Status.COMPILE_ERROR.value] == 1426
     assert counts[Status.RUNTIME_ERROR.value] == 122
@@ -54,8 +54,8 @@ def test_failure_strings_become_statuses(bat2_dir):
     assert failed["objective_ms"].isna().all()
 
 
-def test_unknown_kernel_gets_an_inferred_space(bat2_dir, tmp_path):
-    raw = _load(bat2_dir / "pnpoly_RTX_3090.json.gz")
+def test_unknown_kernel_gets_an_inferred_space(published_dir, tmp_path):
+    raw = _load(published_dir / "pnpoly_RTX_3090.json.gz")
     rename = {"between_method": "BM", "block_size_x": "BX", "tile_size": "TS", "use_method": "UM"}
     raw["kernel_name"] = "mystery"
     raw["tune_params_keys"] = [rename[k] for k in raw["tune_params_keys"]]
@@ -72,8 +72,8 @@ def test_unknown_kernel_gets_an_inferred_space(bat2_dir, tmp_path):
     assert dataset_space(saved).space_hash == imp.space.space_hash
 
 
-def test_value_outside_the_space_is_reported(bat2_dir, tmp_path):
-    raw = _load(bat2_dir / "pnpoly_RTX_3090.json.gz")
+def test_value_outside_the_space_is_reported(published_dir, tmp_path):
+    raw = _load(published_dir / "pnpoly_RTX_3090.json.gz")
     key = next(iter(raw["cache"]))
     raw["cache"][key]["tile_size"] = 3
     raw["cache"][key]["block_size_x"] = 33
@@ -85,9 +85,9 @@ def test_value_outside_the_space_is_reported(bat2_dir, tmp_path):
     assert "block_size_x: values [33]" in str(err.value)
 
 
-def test_wrong_parameters_for_named_benchmark(bat2_dir):
+def test_wrong_parameters_for_named_benchmark(published_dir):
     with pytest.raises(SpaceMismatchError, match="only in the file"):
-        import_file(bat2_dir / "pnpoly_RTX_3090.json.gz", benchmark="gemm")
+        import_file(published_dir / "pnpoly_RTX_3090.json.gz", benchmark="gemm")
 
 
 def test_not_a_known_format(tmp_path):
@@ -101,15 +101,15 @@ def test_not_a_known_format(tmp_path):
         import_file(broken)
 
 
-def test_dataset_with_other_space_hash_is_rejected(bat2_dir):
-    ds = import_file(bat2_dir / "pnpoly_RTX_3090.json.gz").dataset
+def test_dataset_with_other_space_hash_is_rejected(published_dir):
+    ds = import_file(published_dir / "pnpoly_RTX_3090.json.gz").dataset
     ds.meta.space_hash = "0" * 64
     with pytest.raises(SpaceMismatchError, match="space hash"):
         ds.check_space(load_benchmark("pnpoly").space)
 
 
-def test_t4_round_trip(bat2_dir, tmp_path):
-    ds = import_file(bat2_dir / "convolution_RTX_Titan.json.gz").dataset
+def test_t4_round_trip(published_dir, tmp_path):
+    ds = import_file(published_dir / "convolution_RTX_3090.json.gz").dataset
     ds.frame["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = range(len(ds.frame))
     path = write_t4(ds, tmp_path / "t4.json")
     params, frame, _ = read_t4(json.loads(path.read_text()), str(path))
@@ -122,15 +122,15 @@ def test_t4_round_trip(bat2_dir, tmp_path):
     assert again["results"] == to_t4(ds)["results"]
 
 
-def test_t4_import_through_import_file(bat2_dir, tmp_path):
-    ds = import_file(bat2_dir / "pnpoly_RTX_2080_Ti.json.gz").dataset
+def test_t4_import_through_import_file(published_dir, tmp_path):
+    ds = import_file(published_dir / "pnpoly_RTX_3090.json.gz").dataset
     path = write_t4(ds, tmp_path / "p.T4.json")
     imp = import_file(path)
     assert imp.format == "t4" and imp.benchmark.name == "pnpoly"
-    assert imp.dataset.meta.gpu == "RTX_2080_Ti"
+    assert imp.dataset.meta.gpu == "RTX_3090"
     assert len(imp.dataset.frame) == len(ds.frame)
 
 
-def test_to_cache_has_every_row(bat2_dir):
-    ds = import_file(bat2_dir / "pnpoly_RTX_2080_Ti.json.gz").dataset
+def test_to_cache_has_every_row(published_dir):
+    ds = import_file(published_dir / "pnpoly_RTX_3090.json.gz").dataset
     assert len(to_cache(ds)["cache"]) == len(ds.frame)

@@ -97,10 +97,10 @@ def test_t4_round_trip_keeps_counters(tmp_path):
     pd.testing.assert_frame_equal(back.frame[cols], ds.frame[cols], check_dtype=False)
 
 
-def test_published_files_import_to_the_same_rows(ktt_dir):
-    native = import_file(ktt_dir / "coulomb_RTX_2080_Ti.ktt.json.gz").dataset
+def test_published_files_import_to_the_same_rows(published_dir):
+    native = import_file(published_dir / "coulomb_RTX_2080_Ti.ktt.json.gz").dataset
     assert native.meta.benchmark == "coulomb" and len(native.frame) == 210 and len(native.counters) == 33
-    t4 = import_file(ktt_dir / "coulomb_RTX_2080_Ti.T4.json.gz", benchmark="coulomb").dataset
+    t4 = import_file(published_dir / "coulomb_RTX_2080_Ti.T4.json.gz", benchmark="coulomb").dataset
     merged = native.frame.merge(t4.frame, on=list(native.parameters), suffixes=("", "_t4"))
     assert len(merged) == 210
     np.testing.assert_allclose(merged["objective_ms"], merged["objective_ms_t4"])

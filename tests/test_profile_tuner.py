@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ from bat.errors import TunerError
 from bat.problem import Budget
 from bat.registry import find_dataset
 from bat.targets import replay_target
+from tuner_adapters.profile.bottlenecks import REACTED
 from tuner_adapters.profile.model import MODELLED, CounterModel
 from tuner_adapters.profile.search import ProfileSearch
 
@@ -101,15 +104,73 @@ def test_counter_model_is_deterministic_and_reports_test_errors():
     assert a.errors.set_index("counter").loc["INST_F32", "relative_mae"] < 0.25
 
 
-def test_shared_tuner_battery():
-    # the battery's synthetic backend has no counters: the contract checks run the search loop with
-    # uniform steps (without_counters="uniform"); the default refuses, as the next assertion shows
-    from bat.testing.tuner_battery import CHECKS, Battery, check_tuner
+def hidden_dataset_target():
+    """The Coulomb replay standing in for a live GPU: counters come with each evaluation, no dataset is known."""
+    target = replay_target("coulomb")
+    target.facts = replace(target.facts, dataset=None)
+    return target
 
-    check_tuner(lambda: ProfileSearch(announce=False, without_counters="uniform"))
-    # the default declares every check an expected failure, and each one does fail
-    default = ProfileSearch(announce=False)
-    assert set(default.battery_expected_failures) == set(CHECKS)
-    check_tuner(lambda: ProfileSearch(announce=False))
-    with pytest.raises(TunerError, match="model_dataset"):
-        Battery(lambda: ProfileSearch(announce=False)).check_exact_budget()
+
+def test_auto_without_a_replayed_dataset_fits_a_shipped_one():
+    tuner = ProfileSearch(announce=False)
+    result = run_tuner(tuner, hidden_dataset_target(), budget=Budget(max_evals=15), seed=1)
+    assert "predicted counters (decision trees from dataset coulomb/RTX_2080_Ti" in tuner.last_description
+    assert result.evaluated == 15
+
+
+def test_auto_live_with_no_recorded_counters_learns_online(tmp_path, monkeypatch):
+    first, second = hidden_dataset_target(), hidden_dataset_target()
+    monkeypatch.setenv("BAT_RESULTS", str(tmp_path))  # no shipped dataset to fit a model on
+    tuner = ProfileSearch(announce=False)
+    a = run_tuner(tuner, first, budget=Budget(max_evals=30), seed=4)
+    assert "online counters" in tuner.last_description and "4352 CUDA cores" in tuner.last_description
+    b = run_tuner(ProfileSearch(announce=False), second, budget=Budget(max_evals=30), seed=4)
+    cols = [c for c in a.trace.columns if c != "tuner_s"]
+    pd.testing.assert_frame_equal(a.trace[cols], b.trace[cols])
+    assert a.evaluated == 30
+
+
+def test_online_source_learns_only_from_measured_counters():
+    from bat.testing.synthetic import answer, constrained_space, synthetic_threads
+    from tuner_adapters.profile.sources import ONLINE_MIN_ROWS, OnlineSource
+
+    space = constrained_space()
+    source = OnlineSource(space, synthetic_threads, seed=0, score_limit=10**7, sample_size=10)
+    rows = space.sample_valid(60, np.random.default_rng(3))
+    results = [answer(space.config(r)) for r in rows]
+    ok = [r for r in results if r.ok]
+    for r in ok[:ONLINE_MIN_ROWS - 1]:
+        source.observe(r)
+    source.observe(answer(space.config(rows[0]), counters=False))  # no counters: not a training row
+    assert not source.ready
+    ids, matrix = source.candidates(np.random.default_rng(0))
+    assert len(ids) == space.count_valid() and matrix.shape == (len(ids), 0)  # a uniform step
+    for r in ok[ONLINE_MIN_ROWS - 1:]:
+        source.observe(r)
+    assert source.ready  # the synthetic counters are learnable
+    ids, matrix = source.candidates(np.random.default_rng(0))
+    assert matrix.shape == (space.count_valid(), len(REACTED)) and np.isfinite(matrix[:, :-1]).all()
+    assert source.model.errors["n_train"].iloc[0] + source.model.errors["n_test"].iloc[0] == len(ok)
+
+
+def test_a_backend_without_counters_is_a_clear_error_unless_told_to_go_on():
+    from bat.problem import Problem
+    from bat.testing.synthetic import FakeBackend, constrained_space
+
+    def problem():
+        return Problem(space=constrained_space(), backend=FakeBackend(counters=False), budget=Budget(max_evals=12))
+
+    with pytest.raises(TunerError, match="backend 'fake' measures no counters"):
+        ProfileSearch(announce=False).tune(problem(), np.random.default_rng(0))
+    p = problem()
+    tuner = ProfileSearch(announce=False, without_counters="uniform")
+    tuner.tune(p, np.random.default_rng(0))
+    assert p.stats.evaluated == 12 and "no counters" in tuner.last_description
+
+
+def test_cores_come_from_the_target_and_cores_overrides_them():
+    target = replay_target("coulomb")
+    assert target.facts.cuda_cores == 4352 and target.facts.gpu == "RTX_2080_Ti"
+    tuner = ProfileSearch(announce=False, cores=1000)
+    run_tuner(tuner, target, budget=Budget(max_evals=3))
+    assert "1000 CUDA cores" in tuner.last_description

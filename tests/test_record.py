@@ -40,7 +40,7 @@ from bat.recording.engine import (
 from bat.recording.journal import Journal
 
 TESTS = Path(__file__).resolve().parent
-PNPOLY = TESTS.parents[1] / "shared" / "datasets" / "bat2-kerneltuner" / "pnpoly_RTX_3090.json.gz"
+PNPOLY = TESTS.parent / "results" / "bat2-kerneltuner" / "pnpoly_RTX_3090.parquet"  # published, imported
 
 
 def stand_in_compiler(job: CompileJob) -> CompileResult:
@@ -79,11 +79,7 @@ class ReplayExecutor:
 
 @pytest.fixture(scope="module")
 def published() -> Dataset:
-    if not PNPOLY.exists():
-        pytest.skip(f"published data not found at {PNPOLY} (it lies beside the checkout in ../shared)")
-    from bat.importers import import_file
-
-    return import_file(PNPOLY).dataset
+    return Dataset.load(PNPOLY)
 
 
 def make_plan(work: WorkList) -> RecordPlan:
@@ -169,10 +165,8 @@ def test_resume_refuses_a_different_selection(tmp_path, published):
 
 def _child(journal: str, n: int, seed: int) -> None:
     """Run in a subprocess by the kill -9 test: records slowly until killed."""
-    from bat.importers import import_file
-
     plan = make_plan(sample_valid(load_benchmark("pnpoly").space, n, seed))
-    executor = ReplayExecutor(import_file(PNPOLY).dataset, delay_s=0.02)
+    executor = ReplayExecutor(Dataset.load(PNPOLY), delay_s=0.02)
     run_recording(plan, executor, open_journal(plan, journal, resume=False), workers=0)
 
 

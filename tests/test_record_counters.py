@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_profile_ncu import FULL, fake_ncu, fixture_csv
-from test_record import PNPOLY as PNPOLY_CACHE
+from test_record import PNPOLY as PNPOLY_DATA
 from test_record import ReplayExecutor, make_plan
 
 from bat.backends.live.device import gpu_available
@@ -40,11 +40,7 @@ CONFIG = {"block_size_x": 256, "tile_size": 4, "between_method": 1, "use_method"
 
 @pytest.fixture(scope="module")
 def published() -> Dataset:
-    if not PNPOLY_CACHE.exists():
-        pytest.skip(f"published data not found at {PNPOLY_CACHE} (it lies beside the checkout in ../shared)")
-    from bat.importers import import_file
-
-    return import_file(PNPOLY_CACHE).dataset
+    return Dataset.load(PNPOLY_DATA)
 
 
 def logging_ncu(tmp_path: Path, csv: str) -> tuple[str, Path]:
@@ -121,6 +117,23 @@ def test_real_ncu_counters_of_one_configuration():
         backend.close()
     assert result.ok and result.extra["profile_ms"] > 0 and "profiled" in backend.describe()
     assert result.extra[METRICS["INST_EXE"]] == got.counters[METRICS["INST_EXE"]]  # same work, same count
+
+
+@pytest.mark.gpu
+def test_bat_run_profile_live_learns_online_with_the_devices_core_count(tmp_path, capsys):
+    """``bat run --tuner profile`` on a GPU: every evaluation profiled, online counters, cores from the device."""
+    if not gpu_available() or shutil.which("ncu") is None:
+        pytest.skip("needs CuPy, a CUDA device and Nsight Compute's ncu on PATH")
+    from bat.backends.live.device import device_info
+    from bat.cli import main
+
+    info = device_info()
+    code = main(["run", "--tuner", "profile", "--benchmark", "pnpoly", "--backend", "live", "--budget", "6",
+                 "--out", str(tmp_path / "t.parquet")])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert info["cuda_cores"] and info["cuda_cores"] % info["sm_count"] == 0
+    assert "online counters" in captured.err and f"{info['cuda_cores']} CUDA cores" in captured.err
 
 
 def test_ncu_gets_the_metrics_the_kernel_filter_and_the_profiled_command(tmp_path):

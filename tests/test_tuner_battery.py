@@ -1,27 +1,29 @@
-"""The shared tuner battery (bat.testing) on every registered tuner.
+"""The shared tuner battery (bat.testing) on every registered tuner, and on tuners that break its rules.
 
-A tuner whose library is not installed must say so with MissingDependencyError
-naming it; the checks themselves never skip by name (declared expected
-failures are run and must still fail).
+Each registered tuner runs every check in one test (so one battery, and one
+second process for the cross-process check, serves all its checks). A tuner
+whose library is not installed must say so with MissingDependencyError
+naming it; the checks never skip by name (a declared expected failure runs
+and must raise the declared type). Each check is shown to catch a tuner
+that breaks its rule (tests/battery_tuners.py).
 """
 
 from __future__ import annotations
 
 import importlib.util
+from functools import partial
 
+import battery_tuners as bad
 import pytest
 
-from bat.errors import MissingDependencyError
+from bat.errors import MissingDependencyError, TunerError
 from bat.registry import make_tuner, tuner_entry, tuner_names
-from bat.testing import CHECKS, Battery, check_tuner
-from bat.testing.synthetic import FakeBackend, constrained_space
+from bat.testing import CHECKS, MAX_WASTE, Battery, TunerBattery, check_tuner
+from bat.testing.synthetic import FakeBackend, constrained_space, synthetic_dataset, typed_space
+from tuner_adapters.reference.random_search import RandomSearch
 
 #: optional libraries some samplers need beyond their tuning library
 EXTRA_NEEDS = {"optuna:cmaes": "cmaes", "optuna:gp": "torch"}
-
-_BATTERIES: dict[str, Battery] = {}
-
-
 #: import names of the distributions named in registry entries
 IMPORT_NAMES = {"scikit-learn": "sklearn", "kernel-tuner": "kernel_tuner"}
 
@@ -47,14 +49,17 @@ def _params():
 
 
 @pytest.mark.parametrize("name", list(_params()))
-@pytest.mark.parametrize("check", CHECKS)
-def test_battery(name: str, check: str) -> None:
+def test_battery(name: str, record_property) -> None:
+    battery = Battery(partial(make_tuner, name, announce=False) if name.startswith("profile")
+                      else partial(make_tuner, name))
     if not _installed(name):
         with pytest.raises(MissingDependencyError):
-            Battery(lambda: make_tuner(name)).verify(check)
+            battery.verify("full_budget")
         return
-    battery = _BATTERIES.setdefault(name, Battery(lambda: make_tuner(name)))
-    battery.verify(check)
+    report = battery.report(name)
+    record_property("proposal_waste", report.waste)
+    assert report.failures == {}, f"{name}: waste {report.waste}"
+    assert set(report.outcomes) == set(CHECKS)
 
 
 def test_every_tuner_has_a_summary() -> None:
@@ -62,8 +67,22 @@ def test_every_tuner_has_a_summary() -> None:
         assert tuner_entry(name).summary.strip(), name
 
 
+def _failures(tuner: type) -> dict[str, str]:
+    return Battery(tuner).report().failures
+
+
+def test_each_check_catches_the_tuner_that_breaks_it() -> None:
+    assert set(_failures(bad.StopsEarly)) == {"full_budget", "time_budget", "small_space", "value_types"}
+    failures = _failures(bad.NoConstants)
+    assert set(failures) == {"value_types", "proposal_waste"} and "ZeroDivisionError" in failures["value_types"]
+    failures = _failures(bad.Repeater)
+    assert set(failures) == {"proposal_waste"} and f"the bound is {MAX_WASTE:.0%}" in failures["proposal_waste"]
+    failures = _failures(bad.HashOrdered)
+    assert set(failures) == {"cross_process"} and "PYTHONHASHSEED" in failures["cross_process"]
+
+
 def test_check_tuner_reports_a_tuner_that_breaks_the_rules() -> None:
-    """The battery catches a tuner that ignores the budget and proposes invalid configurations."""
+    """A tuner that ignores the budget fails, and one defined in a function cannot reach another process."""
     from bat.tuner import Tuner
 
     class Greedy(Tuner):
@@ -74,24 +93,43 @@ def test_check_tuner_reports_a_tuner_that_breaks_the_rules() -> None:
                 if not problem.is_evaluated(space.config(row)):
                     problem.evaluate(space.config(row))  # ignores problem.exhausted
 
-    with pytest.raises(AssertionError, match="tuner battery failed"):
+    with pytest.raises(AssertionError, match="tuner battery failed") as info:
         check_tuner(Greedy)
+    assert "BudgetExhaustedError" in str(info.value)
+    assert "cannot be sent to another process" in str(info.value)
 
 
-def test_declared_failure_that_passes_is_reported() -> None:
-    from tuner_adapters.reference.random_search import RandomSearch
-
-    class Declared(RandomSearch):
-        battery_expected_failures = {"exact_budget": "claims it cannot"}  # noqa: RUF012
-
+def test_declarations_name_the_exception_and_must_still_fail() -> None:
     with pytest.raises(AssertionError, match="remove the declaration"):
-        Battery(Declared).verify("exact_budget")
+        Battery(bad.DeclaresWrongly).verify("full_budget")
+    with pytest.raises(TunerError, match=r"declare bat.tuner.ExpectedFailure\(raises="):
+        Battery(bad.DeclaresWithAString).verify("full_budget")
+    with pytest.raises(AssertionError, match="evaluated 5 configurations"):  # not the declared ValueError
+        Battery(bad.DeclaresTheWrongType).verify("full_budget")
+    report = check_tuner(bad.DeclaresItsEarlyStop)
+    assert report.outcomes["full_budget"].startswith("expected failure: AssertionError (stops after")
+    assert report.outcomes["cross_process"] == "passed"
 
 
-def test_fake_backend_records_calls() -> None:
+class TestRandomSearchThroughTheMixin(TunerBattery):
+    """The pytest mix-in a tuner author outside this repository subclasses."""
+
+    def make_tuner(self) -> RandomSearch:
+        return RandomSearch()
+
+
+def test_fake_backend_serves_counters_and_its_whole_space_as_a_dataset() -> None:
+    import numpy as np
+
+    from bat.counters.metrics import METRICS
+
     backend = FakeBackend()
     space = constrained_space()
-    row = space.sample_valid(1, __import__("numpy").random.default_rng(0))[0]
-    result = backend.evaluate(space.config(row))
-    assert backend.calls == [space.config(row)]
-    assert result.cost_s > 0
+    rows = space.sample_valid(20, np.random.default_rng(0))
+    results = [backend.evaluate(space.config(row)) for row in rows]
+    assert backend.calls == [space.config(row) for row in rows]
+    assert all(r.cost_s > 0 for r in results) and {r.status.value for r in results} == {"ok", "compile_error"}
+    assert all(set(METRICS.values()) <= set(r.extra) for r in results if r.ok)
+    data = synthetic_dataset(typed_space())
+    assert len(data.frame) == typed_space().count_valid() and len(data.counters) == len(METRICS)
+    data.check_space(typed_space())

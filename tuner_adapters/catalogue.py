@@ -41,6 +41,8 @@ PROFILE: dict[str, TunerEntry] = {
                         {"mode": "exact"}),
     "predicted": TunerEntry(_PROFILE, "profile-guided search, candidates' counters predicted by decision trees",
                             {"mode": "predicted"}, "scikit-learn"),
+    "online": TunerEntry(_PROFILE, "profile-guided search, counters predicted by trees refitted on the counters "
+                         "measured in this run (live, no recorded counters)", {"mode": "online"}, "scikit-learn"),
 }
 
 OPTUNA: dict[str, TunerEntry] = {

@@ -39,6 +39,11 @@ arguments) with ``n_jobs`` (1 by default) and limits the BLAS thread pools to
 leaves both at their defaults): the same algorithm, single-threaded. SMAC
 writes its run files into a temporary directory that is removed after the
 run.
+
+Determinism: SMAC's local search starts from a set of configurations, whose
+order depends on the per-process string hash; the adapter hands the facade
+its own maximizer with those start points in a fixed order
+(tuner_adapters.hash_order), so a seed gives the same trace in every process.
 """
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ from bat.dataset import Status
 from bat.errors import MissingDependencyError
 from bat.problem import Problem
 from bat.tuner import Tuner, library_seed
+from tuner_adapters.hash_order import smac_maximizer
 from tuner_adapters.reference.steps import random_unevaluated
 from tuner_adapters.smac_space import configuration_space
 
@@ -107,10 +113,12 @@ class SmacTuner(Tuner):
                             n_trials=n_trials, seed=seed, crash_cost=CRASH_COST)
         if self.facade == "hpo":
             model = _hpo_model(scenario, self.n_jobs)
-            facade = HyperparameterOptimizationFacade(scenario, _never_called, model=model,
+            facade = HyperparameterOptimizationFacade(scenario, _never_called, model=model, acquisition_maximizer=
+                                                      smac_maximizer(HyperparameterOptimizationFacade, scenario),
                                                       logging_level=False, overwrite=True)
         else:
-            facade = BlackBoxFacade(scenario, _never_called, logging_level=False, overwrite=True)
+            facade = BlackBoxFacade(scenario, _never_called, logging_level=False, overwrite=True,
+                                    acquisition_maximizer=smac_maximizer(BlackBoxFacade, scenario))
         self.fallbacks, stall = 0, 0
         while not problem.exhausted:
             if stall >= self.max_stall:

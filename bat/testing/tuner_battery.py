@@ -1,86 +1,100 @@
 """The tuner battery: the rules every tuner must follow, as checks any tuner author can run.
 
 Use it as ``check_tuner(factory)`` (runs every check, raises AssertionError
-listing the failures) or as the mix-in ``TunerBattery`` (one pytest test per
-check; subclass it and define ``make_tuner``). ``factory`` returns a fresh
-tuner. The checks run the tuner on a small synthetic space where four in five
-configurations violate a constraint, behind a fake in-memory backend
-(:mod:`bat.testing.synthetic`), so they need no data and take little time:
+listing the failures, returns a ``BatteryReport`` otherwise) or as the mix-in
+``TunerBattery`` (one pytest test per check; subclass it and define
+``make_tuner``). ``factory`` returns a fresh tuner. The checks run the tuner
+on small synthetic spaces behind a fake in-memory backend that also serves
+counters (:mod:`bat.testing.synthetic`), with the facts a real target gives
+(a GPU, its cores, a launch geometry, a replayable dataset), so they need no
+data and take little time.
 
-- ``only_valid``: every configuration that reached the backend satisfies the
-  constraints, and none reached it twice;
-- ``exact_budget``: with a budget smaller than the space, exactly that many
-  configurations are evaluated (never more), and the tuner returns once the
-  problem is exhausted without evaluating after it;
-- ``time_budget``: with a simulated-time budget, the tuner stops as soon as it
-  is spent;
+What the Problem and the trace recorder guarantee whatever the tuner does
+(only valid configurations reach the backend, a repeat is answered from
+memory, the budget is never overrun, the trace has the common schema) is
+tested with them, not here. The checks test what only the tuner decides:
+
+- ``full_budget``: on a space of 456 valid configurations (four in five of
+  the 2,400 violate a constraint), the tuner spends the whole budget of 15
+  evaluations before it returns;
+- ``time_budget``: with a simulated-time budget worth 6 evaluations, it
+  spends all of it;
 - ``small_space``: on a space of 6 valid configurations with a budget of 24,
-  the tuner returns (it does not loop forever on repeats) having evaluated
-  each valid configuration at most once, and nothing else;
-- ``same_seed``: two runs with the same seed give the same trace (all columns
-  but the tuner's own time);
-- ``trace_schema``: the trace has the common columns, in order, and its
-  counts agree with the problem's.
+  it evaluates all 6 and returns (it does not give up early, nor loop
+  forever on repeats: more than ``MAX_PROPOSALS`` proposals fail the check);
+- ``value_types``: on a space with string-valued and single-valued
+  parameters (and floats), it spends the whole budget;
+- ``proposal_waste``: over the first and the fourth run, the share of its
+  proposals that were rejected (violating a constraint) or repeated stays
+  at most ``MAX_WASTE`` = 75 %; the rate is reported (``BatteryReport.waste``).
+  A sampler that ignores the constraints and draws from the whole product
+  wastes about 69 % there (four in five of the first space's configurations
+  are invalid), so the bound lets a tuner ignore constraints but not do
+  worse than blind sampling, e.g. by re-proposing what it has seen;
+- ``cross_process``: the same seed gives identical traces (every column but
+  the wall-clock ``tuner_s``) in this process and in a second Python
+  process with another ``PYTHONHASHSEED`` (bat.testing.other_process: one
+  child per test process serves every tuner's request). The child makes the
+  runs of the first and fourth checks while this process makes its own.
 
-A tuner that cannot meet a check declares it on its class, with the reason:
-``battery_expected_failures = {"exact_budget": "why"}`` (a mapping; it may
-also be a property when it depends on a hyper-parameter). The check then
-still runs and must fail; if it passes, the declaration is reported as stale.
+A tuner that cannot meet a check declares it on its class, with the
+exception type the check raises and the reason:
+``battery_expected_failures = {"small_space": ExpectedFailure(IndexError,
+"why")}`` (a property when it depends on a hyper-parameter). The check then
+still runs and must raise that type (an AssertionError when an assertion of
+the check fails); if it passes, the declaration is reported as stale, and a
+declaration that is not an ``ExpectedFailure`` of a known check is an error.
 The battery never skips a check by a tuner's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from bat.problem import Budget, Problem, ProblemStats
-from bat.space import SearchSpace
-from bat.testing.synthetic import FAKE_COST_S, FakeBackend, constrained_space, tiny_space
-from bat.trace import TRACE_COLUMNS, TraceRecorder
-from bat.tuner import Tuner
+from bat.errors import TunerError
+from bat.testing.other_process import OtherProcess, shared
+from bat.testing.runs import BUDGET, COMPARED, TIME_EVALS, Run, execute
+from bat.testing.synthetic import FAKE_COST_S
+from bat.tuner import ExpectedFailure, Tuner
 
-CHECKS = ("only_valid", "exact_budget", "time_budget", "small_space", "same_seed", "trace_schema")
-#: evaluations asked for in the budget checks (the synthetic space has 456 valid configurations)
-BUDGET = 15
-#: evaluations that the time budget affords
-TIME_EVALS = 6
-#: a tuner that answers more proposals than this in one run is taken to loop forever
-MAX_PROPOSALS = 5000
+CHECKS = ("full_budget", "time_budget", "small_space", "value_types", "proposal_waste", "cross_process")
+#: the largest share of proposals that may be rejected or repeated (``proposal_waste``; see the module docstring)
+MAX_WASTE = 0.75
+#: trace columns that measure wall-clock time (left out when traces are compared)
+WALL_CLOCK = ("tuner_s",)
 
 TunerFactory = Callable[[], Tuner]
 
 
-class _ProposalCap:
-    """Observer that stops a run whose tuner keeps proposing without end."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def on_result(self, event: object) -> None:
-        self.count += 1
-        if self.count > MAX_PROPOSALS:
-            raise AssertionError(f"the tuner made more than {MAX_PROPOSALS} proposals; "
-                                 "it does not stop when nothing new is left to evaluate")
+def expected_failures(tuner: Tuner) -> dict[str, ExpectedFailure]:
+    """The checks a tuner declares it fails; TunerError for a declaration that is not one."""
+    declared = dict(getattr(tuner, "battery_expected_failures", {}) or {})
+    for check, expected in declared.items():
+        if check not in CHECKS:
+            raise TunerError(f"{type(tuner).__name__}.battery_expected_failures names check {check!r}; "
+                             f"valid: {', '.join(CHECKS)}")
+        if not (isinstance(expected, ExpectedFailure) and isinstance(expected.raises, type)
+                and issubclass(expected.raises, BaseException)):
+            raise TunerError(f"{type(tuner).__name__}.battery_expected_failures[{check!r}] is {expected!r}; "
+                             "declare bat.tuner.ExpectedFailure(raises=<exception type>, reason=...)")
+    return declared
 
 
 @dataclass
-class Run:
-    """One battery run: the space, the backend (with its record of calls), the counts, the trace."""
+class BatteryReport:
+    """What the battery found: each check's outcome, and the share of wasted proposals."""
 
-    space: SearchSpace
-    backend: FakeBackend
-    stats: ProblemStats
-    trace: pd.DataFrame
+    tuner: str
+    outcomes: dict[str, str] = field(default_factory=dict)  # check -> "passed" | "expected failure: ..." | error
+    waste: float | None = None  # (rejected + repeated) / proposals over the compared runs
 
-
-def expected_failures(tuner: Tuner) -> Mapping[str, str]:
-    """The checks a tuner declares it fails, with the reasons."""
-    return dict(getattr(tuner, "battery_expected_failures", {}) or {})
+    @property
+    def failures(self) -> dict[str, str]:
+        return {c: o for c, o in self.outcomes.items() if o != "passed" and not o.startswith("expected failure")}
 
 
 class Battery:
@@ -89,118 +103,125 @@ class Battery:
     def __init__(self, factory: TunerFactory, *, seed: int = 1) -> None:
         self.factory = factory
         self.seed = seed
+        self._runs: dict[str, Run | BaseException] = {}
+        self._other: tuple[OtherProcess, int] | AssertionError | None = None
+        self.waste: float | None = None
 
-    def _run(self, space_fn: Callable[[], SearchSpace], budget: Budget) -> Run:
-        """One run, wired as ``bat.driver.run_tuner`` wires it, plus a cap on proposals."""
-        space, backend = space_fn(), FakeBackend()
-        recorder = TraceRecorder(space.names)
-        problem = Problem(space=space, backend=backend, budget=budget, observers=[recorder, _ProposalCap()])
-        problem.start_clock()
-        self.factory().tune(problem, np.random.default_rng(self.seed))
-        return Run(space, backend, problem.stats, recorder.frame())
+    def run(self, name: str) -> Run:
+        """The run ``name`` of ``RUNS`` (made once; what it raised is raised again)."""
+        self._start_other()
+        if name not in self._runs:
+            try:
+                self._runs[name] = execute(name, self.factory(), self.seed)
+            except Exception as exc:  # kept, so each check that needs this run sees the same failure
+                self._runs[name] = exc
+        outcome = self._runs[name]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
-    @cached_property
-    def main(self) -> Run:
-        return self._run(constrained_space, Budget(max_evals=BUDGET))
-
-    @cached_property
-    def again(self) -> Run:
-        return self._run(constrained_space, Budget(max_evals=BUDGET))
-
-    @cached_property
-    def timed(self) -> Run:
-        return self._run(constrained_space, Budget(max_time_s=FAKE_COST_S * TIME_EVALS))
-
-    @cached_property
-    def small(self) -> Run:
-        return self._run(tiny_space, Budget(max_evals=4 * tiny_space().count_valid()))
+    def _start_other(self) -> None:
+        """Ask the second process for its runs once, so it makes them while this one makes its own."""
+        if self._other is None:
+            process = shared()
+            try:
+                self._other = (process, process.submit(self.factory(), self.seed, COMPARED))
+            except AssertionError as exc:
+                self._other = exc
 
     # -- the checks ---------------------------------------------------------------
-    def check_only_valid(self) -> None:
-        for run in (self.main, self.timed):
-            calls = run.backend.calls
-            if calls:
-                bad = ~run.space.is_valid(run.space.encode(calls))
-                assert not bad.any(), ("constraint-violating configurations reached the backend: "
-                                       f"{[c for c, b in zip(calls, bad, strict=True) if b][:3]}")
-            keys = [tuple(c[n] for n in run.space.names) for c in calls]
-            assert len(keys) == len(set(keys)), "a configuration reached the backend twice"
-
-    def check_exact_budget(self) -> None:
-        run = self.main
-        calls = len(run.backend.calls)
-        assert calls <= BUDGET, f"{calls} evaluations for a budget of {BUDGET}"
-        assert run.stats.evaluated == BUDGET == calls, (
-            f"evaluated {run.stats.evaluated} configurations (the backend saw {calls}) for a "
-            f"budget of {BUDGET} on a space of {run.space.count_valid()} valid ones")
+    def check_full_budget(self) -> None:
+        run = self.run("main")
+        assert run.stats.evaluated == BUDGET, (
+            f"evaluated {run.stats.evaluated} configurations for a budget of {BUDGET} on a space of "
+            f"{run.space.count_valid()} valid ones")
 
     def check_time_budget(self) -> None:
-        run = self.timed
-        calls = len(run.backend.calls)
-        assert calls == TIME_EVALS == run.stats.evaluated, (
-            f"a budget of {FAKE_COST_S * TIME_EVALS} simulated seconds at {FAKE_COST_S} s each "
-            f"should give {TIME_EVALS} evaluations, got {calls}")
+        run = self.run("timed")
+        assert run.stats.evaluated == TIME_EVALS, (
+            f"a budget of {FAKE_COST_S * TIME_EVALS:g} simulated seconds at {FAKE_COST_S} s each "
+            f"should give {TIME_EVALS} evaluations, got {run.stats.evaluated}")
 
     def check_small_space(self) -> None:
-        run = self.small
+        run = self.run("small")
         total = run.space.count_valid()
-        calls = run.backend.calls
-        assert len(calls) <= total, f"{len(calls)} evaluations on a space of {total}"
-        keys = [tuple(c[n] for n in run.space.names) for c in calls]
-        assert len(keys) == len(set(keys)), "a configuration reached the backend twice"
-        if calls:
-            assert run.space.is_valid(run.space.encode(calls)).all(), "an invalid configuration was evaluated"
+        assert run.stats.evaluated == total, (
+            f"evaluated {run.stats.evaluated} of the {total} valid configurations with budget to spare")
 
-    def check_same_seed(self) -> None:
-        first, second = self.main.trace, self.again.trace
-        cols = [c for c in first.columns if c != "tuner_s"]
-        pd.testing.assert_frame_equal(first[cols], second[cols], check_exact=True,
-                                      obj="trace of two runs with the same seed")
+    def check_value_types(self) -> None:
+        run = self.run("types")
+        assert run.stats.evaluated == BUDGET, (
+            f"evaluated {run.stats.evaluated} configurations for a budget of {BUDGET} on a space with "
+            "string-valued and single-valued parameters")
 
-    def check_trace_schema(self) -> None:
-        run = self.main
-        trace, stats = run.trace, run.stats
-        assert list(trace.columns) == [*run.space.names, *TRACE_COLUMNS], \
-            f"trace columns {list(trace.columns)} are not the common schema"
-        kinds = trace["kind"].value_counts().to_dict()
-        assert set(kinds) <= {"evaluated", "rejected", "repeat", "profile"}, f"unknown kinds {kinds}"
-        assert kinds.get("profile", 0) == stats.profiles
-        assert kinds.get("evaluated", 0) == stats.evaluated == int(trace["charged"].sum())
-        assert kinds.get("rejected", 0) == stats.rejected
-        assert kinds.get("repeat", 0) == stats.repeated
-        assert list(trace["step"]) == list(range(len(trace)))
+    def check_proposal_waste(self) -> None:
+        stats = [self.run(name).stats for name in COMPARED]
+        proposals = sum(s.proposals for s in stats)
+        wasted = sum(s.rejected + s.repeated for s in stats)
+        self.waste = wasted / proposals if proposals else 0.0
+        assert self.waste <= MAX_WASTE, (
+            f"{wasted} of {proposals} proposals ({self.waste:.0%}) were rejected or repeated; "
+            f"the bound is {MAX_WASTE:.0%}")
+
+    def check_cross_process(self) -> None:
+        self._start_other()
+        if isinstance(self._other, AssertionError):
+            raise self._other
+        assert self._other is not None
+        process, request = self._other
+        theirs = process.outcomes(request)
+        for name in COMPARED:
+            try:
+                mine: Any = self.run(name).trace
+            except Exception as exc:  # both processes must fail alike
+                mine = exc
+            other = theirs[name]
+            where = f"run {name!r} in this process and in one with PYTHONHASHSEED={process.hash_seed}"
+            if isinstance(mine, BaseException) or other.error is not None:
+                got = (type(mine).__name__, str(mine)) if isinstance(mine, BaseException) else None
+                assert got is not None and other.error is not None and got[0] == other.error[0], (
+                    f"{where}: one raised and the other did not, or not alike: {got} vs {other.error}")
+                continue
+            cols = [c for c in mine.columns if c not in WALL_CLOCK]
+            pd.testing.assert_frame_equal(mine[cols], other.trace[cols], check_exact=True,
+                                          obj=f"trace of {where}")
 
     # -- running a check with the tuner's declarations -------------------------------
-    def verify(self, check: str) -> None:
-        """Run ``check``; a check the tuner declares it fails must fail (else it is stale)."""
+    def verify(self, check: str) -> str:
+        """Run ``check`` honouring the tuner's declaration; its outcome ("passed" or "expected failure: ...")."""
         if check not in CHECKS:
             raise ValueError(f"unknown check {check!r}; valid: {CHECKS}")
         declared = expected_failures(self.factory())
         run = getattr(self, f"check_{check}")
         if check not in declared:
             run()
-            return
+            return "passed"
         expected = declared[check]
-        raises = getattr(expected, "raises", Exception)
         try:
             run()
-        except raises:  # the declared failure, raised as declared
-            return
+        except expected.raises:  # the declared failure, raised as declared
+            return f"expected failure: {expected.raises.__name__} ({expected.reason})"
         raise AssertionError(f"check {check} passed but the tuner declares it fails "
-                             f"({declared[check]}); remove the declaration")
+                             f"({expected.reason}); remove the declaration")
+
+    def report(self, name: str = "") -> BatteryReport:
+        """Every check's outcome (an exception inside the tuner is a failed check too)."""
+        report = BatteryReport(name or type(self.factory()).__name__)
+        for check in CHECKS:
+            try:
+                report.outcomes[check] = self.verify(check)
+            except Exception as exc:  # a failed check, whatever the tuner raised
+                report.outcomes[check] = f"{type(exc).__name__}: {exc}"
+        report.waste = self.waste
+        return report
 
 
-def check_tuner(factory: TunerFactory, *, seed: int = 1) -> None:
+def check_tuner(factory: TunerFactory, *, seed: int = 1, name: str = "") -> BatteryReport:
     """Run every check of the battery on the tuner ``factory`` makes; raise listing failures."""
-    battery = Battery(factory, seed=seed)
-    failures = []
-    for check in CHECKS:
-        try:
-            battery.verify(check)
-        except Exception as exc:  # an error inside the tuner is a failed check too
-            failures.append(f"{check}: {type(exc).__name__}: {exc}")
-    if failures:
-        raise AssertionError("tuner battery failed:\n" + "\n".join(failures))
+    report = Battery(factory, seed=seed).report(name)
+    if report.failures:
+        raise AssertionError("tuner battery failed:\n" + "\n".join(f"{c}: {o}" for c, o in report.failures.items()))
+    return report
 
 
 class TunerBattery:
@@ -215,11 +236,8 @@ class TunerBattery:
             cls._battery_cache = Battery(self.make_tuner)
         return cls.__dict__["_battery_cache"]
 
-    def test_only_valid(self) -> None:
-        self._battery().verify("only_valid")
-
-    def test_exact_budget(self) -> None:
-        self._battery().verify("exact_budget")
+    def test_full_budget(self) -> None:
+        self._battery().verify("full_budget")
 
     def test_time_budget(self) -> None:
         self._battery().verify("time_budget")
@@ -227,8 +245,12 @@ class TunerBattery:
     def test_small_space(self) -> None:
         self._battery().verify("small_space")
 
-    def test_same_seed(self) -> None:
-        self._battery().verify("same_seed")
+    def test_value_types(self) -> None:
+        self._battery().verify("value_types")
 
-    def test_trace_schema(self) -> None:
-        self._battery().verify("trace_schema")
+    def test_proposal_waste(self) -> None:
+        self._battery().verify("proposal_waste")
+
+    def test_cross_process(self) -> None:
+        self._battery().verify("cross_process")
+

@@ -5,7 +5,8 @@ with every counter) trains, the other half tests; among a small grid of
 tree settings (``SETTINGS``) the one with the lowest test MAE wins, ties
 by RMSE. Each counter's test error is kept in ``errors``. The model is
 never pickled: it is rebuilt deterministically from a named dataset and a
-seed (``CounterModel.fit``), which is cheap (seconds at most).
+seed (``CounterModel.fit``), which is cheap (seconds at most). The online
+source refits it from the rows a run has measured (``CounterModel.fit_frame``).
 
 Features are the parameter values (numeric parameters) or value indices
 (others); trees are invariant to monotone recoding, so nothing else is
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from bat.counters.metrics import INSTRUCTION_TYPES, METRICS
-from bat.dataset import Dataset, Status
+from bat.dataset import Dataset, Status, counter_columns
 from bat.errors import DatasetError
 from bat.space import SearchSpace
 
@@ -35,6 +36,8 @@ MODELLED: tuple[str, ...] = (
 SETTINGS: tuple[tuple[int | None, int], ...] = (
     (None, 1), (None, 2), (None, 4), (4, 1), (6, 1), (8, 1), (12, 1), (8, 2),
 )
+#: rows with counters a model needs (half train, half test)
+MIN_ROWS = 4
 
 
 def features(space: SearchSpace, values: pd.DataFrame) -> np.ndarray:
@@ -60,16 +63,21 @@ class CounterModel:
     @classmethod
     def fit(cls, dataset: Dataset, space: SearchSpace, seed: int = 0) -> CounterModel:
         """Select and fit a tree per counter on ``dataset`` (see the module docstring)."""
+        return cls.fit_frame(dataset.frame, space, seed, f"dataset {dataset.name}")
+
+    @classmethod
+    def fit_frame(cls, frame: pd.DataFrame, space: SearchSpace, seed: int, source: str) -> CounterModel:
+        """Select and fit a tree per counter on the ok rows of ``frame`` (parameters, status, metric columns)."""
         from sklearn.tree import DecisionTreeRegressor
 
         metrics = [METRICS[c] for c in MODELLED]
-        absent = [m for m in metrics if m not in dataset.frame.columns]
+        absent = [m for m in metrics if m not in frame.columns]
         if absent:
-            raise DatasetError(f"dataset {dataset.name} lacks counter columns {absent}; "
+            raise DatasetError(f"{source} lacks counter columns {absent}; "
                                "a counter model needs every ops counter of the method")
-        frame = dataset.frame[dataset.frame["status"] == Status.OK.value].dropna(subset=metrics)
-        if len(frame) < 4:
-            raise DatasetError(f"dataset {dataset.name} has {len(frame)} rows with counters; a model needs >= 4")
+        frame = frame[frame["status"] == Status.OK.value].dropna(subset=metrics)
+        if len(frame) < MIN_ROWS:
+            raise DatasetError(f"{source} has {len(frame)} rows with counters; a model needs >= {MIN_ROWS}")
         x = features(space, frame)
         order = np.random.default_rng(seed).permutation(len(frame))
         train, test = order[: len(frame) // 2], order[len(frame) // 2:]
@@ -90,7 +98,7 @@ class CounterModel:
             rows.append({"counter": short, "metric": metric, "max_depth": str(best[3][0] or "unlimited"),
                          "min_samples_leaf": best[3][1], "mae": best[0], "rmse": best[1],
                          "relative_mae": best[0] / scale, "n_train": len(train), "n_test": len(test)})
-        return cls(space, dataset.name, seed, trees, pd.DataFrame(rows))
+        return cls(space, source, seed, trees, pd.DataFrame(rows))
 
     def predict(self, values: pd.DataFrame) -> pd.DataFrame:
         """Predicted counters (columns: ``MODELLED``) of configurations given by their values."""
@@ -106,3 +114,16 @@ def load_model_dataset(name: str) -> Dataset:
         return Dataset.load(name)
     bench, _, gpu = name.partition("/")
     return Dataset.load(find_dataset(bench, gpu or None).path)
+
+
+def shipped_counter_dataset(space: SearchSpace, gpu: str = "") -> Dataset | None:
+    """A shipped dataset of this very space (benchmark name and space hash) with counters, else None.
+
+    The one recorded on ``gpu`` when there is one, else the first by GPU name.
+    """
+    from bat.registry import dataset_entries
+
+    entries = [e for e in dataset_entries() if (e.meta.benchmark, e.meta.space_hash) == (space.name, space.space_hash)
+               and counter_columns(Dataset.read_columns(e.path))]
+    entries.sort(key=lambda e: e.meta.gpu != gpu)
+    return Dataset.load(entries[0].path) if entries else None

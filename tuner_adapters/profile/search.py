@@ -14,11 +14,23 @@ all is an error. When every candidate is evaluated and budget is left, the rest 
 the space is drawn uniformly.
 
 Modes: "exact" reads every candidate's counters from the replayed dataset;
-"predicted" uses a counter model (trained from ``model_dataset``, default
-the replayed dataset, with ``model_seed``); "auto" is exact when the
-backend replays a dataset with counters, predicted otherwise. The mode and
-the scoring scope are printed when a run starts and kept in
-``last_description``.
+"predicted" uses a counter model fitted once (trained from
+``model_dataset``, default the replayed dataset, else a shipped dataset of
+the same space with counters, with ``model_seed``); "online" refits the
+model on the counters this run has measured so far (for a live GPU and a
+benchmark with no recorded counters: every live evaluation is profiled, so
+each one adds a training row; until the model has enough rows the steps
+are uniform). Every mode needs the backend to measure the profiled configuration's
+counters (``facts.measures_counters``; an error naming what is missing
+otherwise). "auto" is exact when the target replays a dataset with
+counters; predicted when ``model_dataset`` is given or a shipped dataset of
+the same space has counters; online otherwise. The mode and the scoring scope
+are printed when a run starts and kept in ``last_description``.
+
+What the tuner knows of the target comes from ``problem.facts``
+(bat.problem.TargetFacts): the replayed dataset, whether the backend
+measures counters, the GPU's CUDA core count (the parallelism bottleneck;
+``cores=`` overrides it) and the launch geometry (thread counts).
 
 Cost of profiling in replay: the first run of the start configuration is
 profiled and charged as an evaluation at its recorded cost (the Coulomb
@@ -40,17 +52,14 @@ import numpy as np
 from bat.counters.metrics import METRICS
 from bat.dataset import Dataset
 from bat.errors import TunerError
+from bat.gpus import KNOWN_GPUS
 from bat.problem import EvalResult, Problem
 from bat.tuner import Tuner
 from tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
-from tuner_adapters.profile.sources import ExactSource, Geometry, NoCounters, PredictedSource
+from tuner_adapters.profile.sources import ExactSource, NoCounters, OnlineSource, PredictedSource, thread_counts
 
-#: CUDA cores of the GPUs the shipped data comes from (the parallelism bottleneck needs them)
-GPU_CORES: dict[str, int] = {
-    "RTX_2080_Ti": 4352, "RTX_Titan": 4608, "RTX_3090": 10496, "RTX_3060_laptop": 3840,
-    "A100": 6912, "A4000": 6144, "H100": 14592, "H200": 16896,
-}
-MODES = ("auto", "exact", "predicted")
+Source = ExactSource | PredictedSource | OnlineSource | NoCounters
+MODES = ("auto", "exact", "predicted", "online")
 #: models already fitted in this process, by (dataset, its space hash, rows, space hash, seed)
 _MODELS: dict[tuple, Any] = {}
 
@@ -67,9 +76,9 @@ class ProfileSearch(Tuner):
     exponent: float = 8.0
     floor: float = 1e-4
     step: int = 5
-    cores: int | None = None  # CUDA cores; None: from GPU_CORES by the replayed GPU
+    cores: int | None = None  # CUDA cores; None: the target's (problem.facts.cuda_cores)
     model_dataset: str | None = None  # "benchmark/gpu" or a .parquet path (predicted mode)
-    model_seed: int = 0
+    model_seed: int = 0  # seed of the counter model's train/test split (predicted and online)
     score_limit: int = 10**7  # spaces with this many valid configurations or more are sampled
     sample_size: int = 100_000
     without_counters: str = "error"  # "uniform": go on with uniform steps when there are no counters
@@ -91,20 +100,8 @@ class ProfileSearch(Tuner):
         self.constants = Constants(r, self.issue_threshold, self.cutoff, self.exponent, self.floor)
         self.last_description = ""
 
-    @property
-    def battery_expected_failures(self) -> dict[str, str]:
-        """Every battery check fails by design when counters are required: the battery's
-        synthetic backend has none. With ``without_counters="uniform"`` the tuner passes the
-        battery (tests/test_profile_tuner.py)."""
-        if self.without_counters == "uniform":
-            return {}
-        from bat.testing import CHECKS
-
-        why = "needs performance counters; the battery's synthetic backend has none"
-        return dict.fromkeys(CHECKS, why)
-
     # -- setup -----------------------------------------------------------------
-    def _source(self, problem: Problem) -> ExactSource | PredictedSource | NoCounters:
+    def _source(self, problem: Problem) -> Source:
         try:
             return self._counter_source(problem)
         except TunerError:
@@ -112,48 +109,64 @@ class ProfileSearch(Tuner):
                 raise
             return NoCounters(problem.space, score_limit=self.score_limit, sample_size=self.sample_size)
 
-    def _counter_source(self, problem: Problem) -> ExactSource | PredictedSource:
-        replayed: Dataset | None = getattr(problem.backend, "dataset", None)
+    def _counter_source(self, problem: Problem) -> ExactSource | PredictedSource | OnlineSource:
+        from tuner_adapters.profile.model import load_model_dataset, shipped_counter_dataset
+
+        facts, space = problem.facts, problem.space
+        replayed = facts.dataset
+        scoring = {"score_limit": self.score_limit, "sample_size": self.sample_size}
+        if not facts.measures_counters:
+            what = (f"the replayed dataset {replayed.name} has no counter columns" if replayed is not None
+                    else f"backend {problem.backend.name!r} measures no counters")
+            raise TunerError(f"the profile tuner needs the counters of each profiled configuration: {what} "
+                             "(replay a dataset with counters, or run live, which profiles with ncu)")
+        exact = replayed if replayed is not None and replayed.counters else None
+        model_data: Dataset | None = None
+        if self.model_dataset is not None:
+            model_data = load_model_dataset(self.model_dataset)
+        elif exact is not None:
+            model_data = exact
+        elif self.mode in ("auto", "predicted"):
+            model_data = shipped_counter_dataset(space, facts.gpu)
         mode = self.mode
         if mode == "auto":
-            mode = "exact" if replayed is not None and replayed.counters else "predicted"
+            mode = "exact" if exact is not None else "predicted" if model_data is not None else "online"
         if mode == "exact":
-            if replayed is None:
-                raise TunerError(f"exact counters need a replay backend; backend {problem.backend.name!r} "
-                                 "has no dataset (use mode='predicted')")
-            return ExactSource(replayed, problem.space)
-        from tuner_adapters.profile.model import CounterModel, load_model_dataset
+            if exact is None:
+                raise TunerError(f"exact counters need a replayed dataset with counters; backend "
+                                 f"{problem.backend.name!r} replays none (use mode='predicted' or 'online')")
+            return ExactSource(exact, space, facts.threads)
+        if mode == "online":
+            return OnlineSource(space, facts.threads, seed=self.model_seed, **scoring)
+        if model_data is None:
+            raise TunerError(f"predicted counters need a dataset with counters: no shipped dataset of {space.name} "
+                             "has any; give model_dataset ('benchmark/gpu' or a .parquet path)")
+        if not model_data.counters:
+            raise TunerError(f"dataset {model_data.name} has no counter columns; the counter model needs counters")
+        return PredictedSource(self._model(model_data, problem), space, facts.threads, **scoring)
 
-        if self.model_dataset is not None:
-            data = load_model_dataset(self.model_dataset)
-        elif replayed is not None:
-            data = replayed
-        else:
-            raise TunerError("predicted counters need model_dataset ('benchmark/gpu' or a .parquet path)")
-        if not data.counters:
-            raise TunerError(f"dataset {data.name} has no counter columns; the counter model needs counters")
+    def _model(self, data: Dataset, problem: Problem) -> Any:
+        from tuner_adapters.profile.model import CounterModel
+
         key = (data.name, data.meta.space_hash, len(data.frame), problem.space.space_hash, self.model_seed)
         if key not in _MODELS:  # the model is a deterministic function of (dataset, space, seed)
             _MODELS[key] = CounterModel.fit(data, problem.space, self.model_seed)
-        model = _MODELS[key]
-        return PredictedSource(model, problem.space, score_limit=self.score_limit, sample_size=self.sample_size)
+        return _MODELS[key]
 
     def _cores(self, problem: Problem) -> int:
         if self.cores is not None:
             return self.cores
-        replayed = getattr(problem.backend, "dataset", None)
-        gpu = replayed.meta.gpu if replayed is not None else ""
-        if gpu not in GPU_CORES:
+        if problem.facts.cuda_cores is None:
+            gpu = problem.facts.gpu
             raise TunerError(f"CUDA core count of GPU {gpu or '(unknown)'!r} is not known "
-                             f"(known: {sorted(GPU_CORES)}); pass cores=")
-        return GPU_CORES[gpu]
+                             f"(known: {sorted(KNOWN_GPUS)}); pass cores=")
+        return problem.facts.cuda_cores
 
     # -- the loop ----------------------------------------------------------------
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         space = problem.space
         source = self._source(problem)
         cores = self._cores(problem) if not isinstance(source, NoCounters) else 0
-        geometry = Geometry(space)
         self.last_description = f"profile search: {source.describe}" + (f"; {cores} CUDA cores" if cores else "")
         if self.announce:
             print(self.last_description, file=sys.stderr)
@@ -161,6 +174,7 @@ class ProfileSearch(Tuner):
         start = space.sample_valid(1, rng)[0]
         p_id = int(space.to_ids(start[None, :])[0])
         result = problem.evaluate(space.config(start), profiled=True)
+        source.observe(result)
         evaluated.add(p_id)
         best_id, best_fit = p_id, result.fitness
         while not problem.exhausted:
@@ -172,20 +186,21 @@ class ProfileSearch(Tuner):
             if not fresh.any():
                 self._uniform_rest(problem, rng)
                 return
-            w = self._weights(result, p_id, source, matrix, fresh, cores, geometry, problem)
+            w = self._weights(result, p_id, source, matrix, fresh, cores, problem)
             chosen = rng.choice(int(fresh.sum()), size=min(self.step, int(fresh.sum())),
                                 replace=False, p=w / w.sum())
             for cid in ids[fresh][chosen]:
                 if problem.exhausted:
                     return
                 evaluated.add(int(cid))
-                fit = problem.evaluate(space.config(space.from_ids(np.array([cid]))[0])).fitness
+                outcome = problem.evaluate(space.config(space.from_ids(np.array([cid]))[0]))
+                source.observe(outcome)
+                fit = outcome.fitness
                 if fit < best_fit:
                     best_id, best_fit = int(cid), fit
 
-    def _weights(self, result: EvalResult, p_id: int, source: ExactSource | PredictedSource | NoCounters,
-                 matrix: np.ndarray, fresh: np.ndarray, cores: int, geometry: Geometry,
-                 problem: Problem) -> np.ndarray:
+    def _weights(self, result: EvalResult, p_id: int, source: Source, matrix: np.ndarray, fresh: np.ndarray,
+                 cores: int, problem: Problem) -> np.ndarray:
         """Weights of the not yet evaluated candidates (``matrix[fresh]``)."""
         if isinstance(source, NoCounters):
             return np.ones(int(fresh.sum()))
@@ -194,11 +209,12 @@ class ProfileSearch(Tuner):
             raise TunerError(f"backend {problem.backend.name!r} returned no counters for the profiled "
                              "configuration; the profile tuner needs counters (a dataset with counter "
                              "columns, or a live backend that collects them)")
-        if not result.ok or len(measured) < len(METRICS):
-            return np.ones(int(fresh.sum()))  # p failed or lacks some counters: a uniform step
+        if not result.ok or len(measured) < len(METRICS) or not source.ready:
+            return np.ones(int(fresh.sum()))  # p failed, lacks counters, or no model yet: a uniform step
         threads = result.extra.get("threads")
         if threads is None:
-            threads = float(geometry.threads(problem.space.decode(problem.space.index(result.config)[None, :]))[0])
+            values = problem.space.decode(problem.space.index(result.config)[None, :])
+            threads = float(thread_counts(problem.facts.threads, values)[0])
         threads = None if threads is None or np.isnan(threads) else float(threads)
         b = bottlenecks(measured, threads, cores)
         delta = reaction(b, self.constants)

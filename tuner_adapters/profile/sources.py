@@ -1,32 +1,47 @@
-"""Where the profile searcher's counters come from: the dataset ("exact") or the model ("predicted").
+"""Where the profile searcher's counters come from: the dataset ("exact"), a model ("predicted", "online").
 
 A source gives the candidate configurations with their reacted ops
-counters (columns in ``analysis.REACTED`` order) and the same counters for
-the profiled configuration. Exact counters are read from the replayed
+counters (columns in ``bottlenecks.REACTED`` order) and the same counters
+for the profiled configuration. Exact counters are read from the replayed
 dataset (candidates: its valid rows). Predicted counters come from a
-``CounterModel``; candidates are every valid configuration when the space
-has fewer than ``score_limit``, otherwise a fresh uniform sample of
+``CounterModel`` fitted once on a recorded dataset; online counters from one
+refitted on the counters this run has measured so far, whenever rows were
+added. The online model is ``ready`` (steers the step) only from
+``ONLINE_MIN_ROWS`` measured configurations on, and only while the median
+relative error of its counters on its own held-out half is at most
+``ONLINE_MAX_ERROR``; until then the step is uniform. (Without that gate it
+steers by a few training rows, all of them slower than the profiled
+configuration, and did worse than random search on the Coulomb data replayed
+as if live: bench/RESULTS.md, "Profile tuner, online counters".)
+
+Candidates of a model are every valid configuration when the space has
+fewer than ``score_limit``, otherwise a fresh uniform sample of
 ``sample_size`` valid configurations each step. The thread count is never
-modelled: it is the dataset's ``threads`` column or the benchmark's launch
-geometry (NaN, so no term, when neither exists).
+modelled: it is the dataset's ``threads`` column or the target's launch
+geometry (``TargetFacts.threads``; NaN, so no term, when neither exists).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
-from bat.benchmark import load_benchmark
 from bat.counters.metrics import METRICS
-from bat.dataset import Dataset
-from bat.errors import BatError, TunerError
-from bat.expressions import LAUNCH_FUNCTIONS, parse_expression
+from bat.dataset import Dataset, Status
+from bat.errors import TunerError
+from bat.problem import EvalResult
 from bat.space import SearchSpace
 from tuner_adapters.profile.bottlenecks import REACTED, local_overhead
-from tuner_adapters.profile.model import CounterModel
+from tuner_adapters.profile.model import MODELLED, CounterModel
+
+#: measured configurations before an online model steers the step
+ONLINE_MIN_ROWS = 20
+#: the largest median relative held-out error of an online model's counters that may steer the step
+ONLINE_MAX_ERROR = 0.25
+#: threads launched per configuration, from a frame of parameter values (``TargetFacts.threads``)
+Threads = Callable[[pd.DataFrame], np.ndarray] | None
 
 
 def reacted_matrix(counters: pd.DataFrame, threads: np.ndarray) -> np.ndarray:
@@ -42,46 +57,26 @@ def reacted_matrix(counters: pd.DataFrame, threads: np.ndarray) -> np.ndarray:
     return np.asfortranarray(np.column_stack(cols))
 
 
+def thread_counts(threads: Threads, values: pd.DataFrame) -> np.ndarray:
+    """Threads of each configuration from the launch geometry; NaN (no term) without one."""
+    if threads is None:
+        return np.full(len(values), np.nan)
+    return np.asarray(threads(values), dtype=float)
+
+
 def short_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """The method's counters of a dataset frame under their short names (NaN where absent)."""
     return pd.DataFrame({s: frame[m].to_numpy(float) if m in frame.columns else np.full(len(frame), np.nan)
                          for s, m in METRICS.items()}, index=frame.index)
 
 
-class Geometry:
-    """Vectorised thread counts from a benchmark's launch expressions (None without them)."""
-
-    def __init__(self, space: SearchSpace) -> None:
-        self.exprs: dict[str, list[Any]] | None = None
-        try:
-            bench = load_benchmark(space.name)
-        except BatError:
-            return
-        if not bench.launch:
-            return
-        names = {*space.names, *bench.problem_size, *bench.constants}
-        self.env = {**bench.problem_size, **bench.constants}
-        self.exprs = {key: [parse_expression(str(e), names, where=f"{bench.path}: launch.{key}",
-                                             functions=LAUNCH_FUNCTIONS) for e in bench.launch[key]]
-                      for key in ("grid", "block")}
-
-    def threads(self, values: pd.DataFrame) -> np.ndarray:
-        if self.exprs is None:
-            return np.full(len(values), np.nan)
-        env = {**self.env, **{c: values[c].to_numpy() for c in values.columns}}
-        total = np.ones(len(values))
-        for key in ("grid", "block"):
-            for e in self.exprs[key]:
-                total = total * np.broadcast_to(np.asarray(e.evaluate(env), dtype=float), total.shape)
-        return total
-
-
 class ExactSource:
     """Counters of every candidate read from the replayed dataset."""
 
     mode = "exact"
+    ready = True
 
-    def __init__(self, dataset: Dataset, space: SearchSpace) -> None:
+    def __init__(self, dataset: Dataset, space: SearchSpace, threads: Threads) -> None:
         if not dataset.counters:
             raise TunerError(f"dataset {dataset.name} has no counter columns (Nsight Compute metrics); "
                              "the profile tuner needs a dataset with counters")
@@ -90,7 +85,7 @@ class ExactSource:
         valid = space.is_valid(idx)
         counters = short_columns(frame)[valid]
         threads = (frame["threads"].to_numpy(float) if "threads" in frame.columns
-                   else Geometry(space).threads(frame[list(space.names)]))[valid]
+                   else thread_counts(threads, frame[list(space.names)]))[valid]
         self.ids = space.to_ids(idx[valid])
         self.matrix = reacted_matrix(counters, threads)
         self._row = {int(i): k for k, i in enumerate(self.ids)}
@@ -102,43 +97,113 @@ class ExactSource:
     def profiled(self, pid: int, measured: Mapping[str, float], threads: float) -> np.ndarray:
         return self.matrix[self._row[pid]] if pid in self._row else _measured_row(measured, threads)
 
+    def observe(self, result: EvalResult) -> None:
+        """Nothing to learn: every candidate's counters are known."""
 
-class PredictedSource:
-    """Counters of candidates predicted by a counter model (whole space, or a sample per step)."""
+
+class _ModelScoring:
+    """Candidates scored by a counter model: the whole valid set (predicted once per model) or a sample."""
+
+    def __init__(self, space: SearchSpace, threads: Threads, *, score_limit: int, sample_size: int) -> None:
+        self.space, self.threads, self.sample_size = space, threads, sample_size
+        self.whole = space.count_valid() < score_limit
+        self.ids: np.ndarray | None = space.valid_ids() if self.whole else None
+        self._whole_rows = space.from_ids(self.ids) if self.ids is not None else None
+        self._row = {int(i): k for k, i in enumerate(self.ids)} if self.ids is not None else {}
+        self.scope = (f"scoring all {len(self.ids)} valid configurations" if self.ids is not None
+                      else f"scoring a uniform sample of {sample_size} valid configurations per step")
+
+    def predict(self, model: CounterModel, rows: np.ndarray) -> np.ndarray:
+        values = self.space.decode(rows)
+        return reacted_matrix(model.predict(values), thread_counts(self.threads, values))
+
+    def rows(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate ids and their value-index rows."""
+        if self.ids is not None and self._whole_rows is not None:
+            return self.ids, self._whole_rows
+        rows = self.space.sample_valid(self.sample_size, rng)
+        return self.space.to_ids(rows), rows
+
+
+class PredictedSource(_ModelScoring):
+    """Counters of candidates predicted by a counter model fitted once (whole space, or a sample per step)."""
 
     mode = "predicted"
+    ready = True
 
-    def __init__(self, model: CounterModel, space: SearchSpace, *, score_limit: int, sample_size: int) -> None:
-        self.model, self.space, self.sample_size = model, space, sample_size
-        self.geometry = Geometry(space)
-        self.whole = space.count_valid() < score_limit
-        self.ids: np.ndarray | None = None
-        if self.whole:
-            self.ids = space.valid_ids()
-            self.matrix = self._predict(space.from_ids(self.ids))
-            self._row = {int(i): k for k, i in enumerate(self.ids)}
-            scope = f"scoring all {len(self.ids)} valid configurations"
-        else:
-            scope = f"scoring a uniform sample of {sample_size} valid configurations per step"
+    def __init__(self, model: CounterModel, space: SearchSpace, threads: Threads, *, score_limit: int,
+                 sample_size: int) -> None:
+        super().__init__(space, threads, score_limit=score_limit, sample_size=sample_size)
+        self.model = model
+        self.matrix = self.predict(model, self._whole_rows) if self._whole_rows is not None else None
         self.describe = (f"predicted counters (decision trees from {model.source}, seed {model.seed}; "
-                         f"the profiled configuration's measured); {scope}")
-
-    def _predict(self, rows: np.ndarray) -> np.ndarray:
-        values = self.space.decode(rows)
-        return reacted_matrix(self.model.predict(values), self.geometry.threads(values))
+                         f"the profiled configuration's measured); {self.scope}")
 
     def candidates(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        if self.whole:
-            assert self.ids is not None
+        if self.matrix is not None:
             return self.ids, self.matrix
-        rows = self.space.sample_valid(self.sample_size, rng)
-        return self.space.to_ids(rows), self._predict(rows)
+        ids, rows = self.rows(rng)
+        return ids, self.predict(self.model, rows)
 
     def profiled(self, pid: int, measured: Mapping[str, float], threads: float) -> np.ndarray:
         # scores compare predictions of both configurations (the model's portability argument)
-        if self.whole:
+        if self.matrix is not None:
             return self.matrix[self._row[pid]]
-        return self._predict(self.space.from_ids(np.array([pid])))[0]
+        return self.predict(self.model, self.space.from_ids(np.array([pid])))[0]
+
+    def observe(self, result: EvalResult) -> None:
+        """Nothing to learn: the model was fitted before the run."""
+
+
+class OnlineSource(_ModelScoring):
+    """Counters predicted by a model refitted on the counters this run has measured so far.
+
+    For a target with no recorded counters (a live GPU): every ok evaluation's counters
+    (``EvalResult.extra``, which a counter-measuring backend fills) become a training row.
+    """
+
+    mode = "online"
+
+    def __init__(self, space: SearchSpace, threads: Threads, *, seed: int, score_limit: int,
+                 sample_size: int) -> None:
+        super().__init__(space, threads, score_limit=score_limit, sample_size=sample_size)
+        self.seed = seed
+        self._rows: list[dict] = []
+        self._fitted_on = 0
+        self.model: CounterModel | None = None
+        self.describe = (f"online counters (decision trees refitted on this run's measured counters, seed {seed}; "
+                         f"uniform steps until {ONLINE_MIN_ROWS} are measured and the model's held-out median "
+                         f"relative error is at most {ONLINE_MAX_ERROR:.0%}); {self.scope}")
+
+    @property
+    def ready(self) -> bool:
+        if len(self._rows) < ONLINE_MIN_ROWS:
+            return False
+        return float(self._model().errors["relative_mae"].median()) <= ONLINE_MAX_ERROR
+
+    def observe(self, result: EvalResult) -> None:
+        """Keep an ok result's counters as a training row (a result without every modelled counter is skipped)."""
+        metrics = [METRICS[c] for c in MODELLED]
+        if result.ok and all(m in result.extra for m in metrics):
+            self._rows.append({**result.config, "status": Status.OK.value,
+                               **{m: result.extra[m] for m in metrics}})
+
+    def _model(self) -> CounterModel:
+        if self.model is None or self._fitted_on != len(self._rows):
+            frame = pd.DataFrame(self._rows)
+            self.model = CounterModel.fit_frame(frame, self.space, self.seed,
+                                                f"{len(self._rows)} configurations measured in this run")
+            self._fitted_on = len(self._rows)
+        return self.model
+
+    def candidates(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        ids, rows = self.rows(rng)
+        if not self.ready:
+            return ids, np.zeros((len(ids), 0))
+        return ids, self.predict(self._model(), rows)
+
+    def profiled(self, pid: int, measured: Mapping[str, float], threads: float) -> np.ndarray:
+        return self.predict(self._model(), self.space.from_ids(np.array([pid])))[0]
 
 
 class NoCounters:
@@ -148,6 +213,7 @@ class NoCounters:
     """
 
     mode = "none"
+    ready = False
 
     def __init__(self, space: SearchSpace, *, score_limit: int, sample_size: int) -> None:
         self.space, self.sample_size = space, sample_size
@@ -157,6 +223,9 @@ class NoCounters:
     def candidates(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         ids = self.ids if self.ids is not None else self.space.to_ids(self.space.sample_valid(self.sample_size, rng))
         return ids, np.zeros((len(ids), 0))
+
+    def observe(self, result: EvalResult) -> None:
+        """No counters to learn from."""
 
 
 def _measured_row(measured: Mapping[str, float], threads: float) -> np.ndarray:

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bat.errors import MissingDependencyError
+from bat.errors import MissingDependencyError, UnknownNameError
+from bat.gpus import cuda_cores
 
 
 def gpu_available() -> bool:
@@ -45,7 +46,7 @@ def _version(v: int) -> str:
 
 
 def device_info(device_id: int = 0) -> dict[str, Any]:
-    """Name, compute capability, clocks and software versions of a CUDA device."""
+    """Name, compute capability, SM and CUDA core counts, clocks and software versions of a CUDA device."""
     cp = cupy_module()
     rt = cp.cuda.runtime
     props = rt.getDeviceProperties(device_id)
@@ -57,10 +58,13 @@ def device_info(device_id: int = 0) -> dict[str, Any]:
     if proc.is_file() and (m := re.search(r"Kernel Module\s+(\S+)", proc.read_text())):
         driver_module = m.group(1)
     nv_major, nv_minor = cp.cuda.nvrtc.getVersion()
+    capability = cp.cuda.Device(device_id).compute_capability
+    sm_count = props.get("multiProcessorCount")
     return {
         "gpu_name": name,
-        "compute_capability": cp.cuda.Device(device_id).compute_capability,
-        "sm_count": props.get("multiProcessorCount"),
+        "compute_capability": capability,
+        "sm_count": sm_count,
+        "cuda_cores": device_cores(sm_count, capability),
         "max_sm_clock_mhz": (attrs.get("ClockRate") or props.get("clockRate") or 0) / 1000 or None,
         "max_memory_clock_mhz": (attrs.get("MemoryClockRate") or props.get("memoryClockRate") or 0)
         / 1000 or None,
@@ -71,3 +75,13 @@ def device_info(device_id: int = 0) -> dict[str, Any]:
         "nvrtc": f"{nv_major}.{nv_minor}",
         "cupy": cp.__version__,
     }
+
+
+def device_cores(sm_count: int | None, capability: str) -> int | None:
+    """CUDA cores from the device's SM count and compute capability; None when either is unknown."""
+    if not sm_count:
+        return None
+    try:
+        return cuda_cores(int(sm_count), capability)
+    except UnknownNameError:  # a compute capability newer than bat.gpus knows
+        return None

@@ -1,0 +1,61 @@
+"""CUDA core counts: cores per streaming multiprocessor by compute capability, and known GPUs.
+
+A GPU's CUDA core count is its SM count times the FP32 cores of one SM of
+its compute capability (NVIDIA's CUDA programming guide tables). The live
+backend reads the SM count and compute capability from the device; replayed
+data names its GPU by short id, whose SM count is listed here for the GPUs
+of the shipped data (and a few common ones).
+"""
+
+from __future__ import annotations
+
+from bat.errors import BackendError, UnknownNameError
+
+#: FP32 CUDA cores per SM, by compute capability major (a minor listed separately overrides)
+CORES_PER_SM: dict[str, int] = {
+    "3": 192, "5": 128, "6": 64, "6.1": 128, "6.2": 128, "7": 64, "8": 64, "8.6": 128, "8.7": 128,
+    "8.9": 128, "9": 128, "10": 128, "12": 128,
+}
+#: short GPU id -> (SM count, compute capability)
+KNOWN_GPUS: dict[str, tuple[int, str]] = {
+    "RTX_2080_Ti": (68, "7.5"), "RTX_Titan": (72, "7.5"), "RTX_3090": (82, "8.6"),
+    "RTX_3060_laptop": (30, "8.6"), "A100": (108, "8.0"), "A4000": (48, "8.6"),
+    "H100_PCIe": (114, "9.0"), "H100_SXM": (132, "9.0"), "H200": (132, "9.0"),
+}
+
+
+def normalise_capability(capability: str | int | tuple[int, int]) -> str:
+    """``"86"``, ``86``, ``(8, 6)`` or ``"8.6"`` as ``"8.6"`` (CuPy reports ``"86"``)."""
+    if isinstance(capability, tuple):
+        return f"{capability[0]}.{capability[1]}"
+    text = str(capability).strip()
+    if "." in text:
+        return text
+    if not text.isdigit() or len(text) < 2:
+        raise UnknownNameError("compute capability", text, ["8.6", "86", "(8, 6)"])
+    return f"{text[:-1]}.{text[-1]}"
+
+
+def cores_per_sm(capability: str | int | tuple[int, int]) -> int:
+    """FP32 CUDA cores of one SM of a compute capability (UnknownNameError for one not listed)."""
+    cc = normalise_capability(capability)
+    major = cc.split(".")[0]
+    if cc in CORES_PER_SM:
+        return CORES_PER_SM[cc]
+    if major in CORES_PER_SM:
+        return CORES_PER_SM[major]
+    raise UnknownNameError("compute capability", cc, sorted(CORES_PER_SM))
+
+
+def cuda_cores(sm_count: int, capability: str | int | tuple[int, int]) -> int:
+    """CUDA cores of a GPU with ``sm_count`` SMs of the given compute capability."""
+    if sm_count < 1:
+        raise BackendError(f"a GPU with {sm_count} SMs has no CUDA cores (the device reported {sm_count})")
+    return sm_count * cores_per_sm(capability)
+
+
+def known_cuda_cores(gpu: str) -> int | None:
+    """CUDA cores of a GPU named by short id (``RTX_3090``), None when it is not listed."""
+    if gpu not in KNOWN_GPUS:
+        return None
+    return cuda_cores(*KNOWN_GPUS[gpu])

@@ -1,0 +1,101 @@
+"""A tuner from an installed third-party package: pip-installed, listed by ``bat list tuners``, run by ``bat run``.
+
+The package is written and built here (setuptools, no network), installed
+with pip into a temporary folder, and put on the ``PYTHONPATH`` of the
+``bat`` subprocesses: the registry finds its ``bat.tuners`` entry point in
+the installed metadata. Nothing in this repository names it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bat.trace import read_trace
+
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "bat-first-valid-example"
+version = "0.1.0"
+
+[project.entry-points."bat.tuners"]
+first_valid = "bat_first_valid:FirstValid"
+"""
+
+MODULE = '''\
+"""A third-party tuner: the valid configurations in rank order."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bat.tuner import Tuner
+
+
+@dataclass(kw_only=True)
+class FirstValid(Tuner):
+    """The first valid configurations, in rank order."""
+
+    summary = "third-party example: valid configurations in rank order"
+    offset: int = 0
+
+    def tune(self, problem, rng):
+        space = problem.space
+        rank = self.offset
+        while not problem.exhausted and rank < space.count_valid():
+            problem.evaluate(space.config(space.unrank_valid(np.array([rank]))[0]))
+            rank += 1
+'''
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The example package, built and pip-installed into a folder of its own; that folder."""
+    root = tmp_path_factory.mktemp("plugin")
+    source, target = root / "src", root / "site"
+    source.mkdir()
+    (source / "pyproject.toml").write_text(PYPROJECT)
+    (source / "bat_first_valid.py").write_text(MODULE)
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
+                           "--disable-pip-version-check", "--quiet", "--target", str(target), str(source)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert list(target.glob("bat_first_valid_example-0.1.0.dist-info/entry_points.txt"))
+    return target
+
+
+def bat(site: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+           "COLUMNS": "200"}
+    code = textwrap.dedent("""
+        import sys
+        from bat.cli import main
+        raise SystemExit(main(sys.argv[1:]))
+    """)
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_an_installed_package_adds_a_tuner(installed, tmp_path):
+    listed = bat(installed, "list", "tuners")
+    assert listed.returncode == 0, listed.stderr
+    assert "first_valid" in listed.stdout and "third-party example" in listed.stdout
+    out = tmp_path / "t.parquet"
+    ran = bat(installed, "run", "--tuner", "first_valid", "-O", "offset=2", "--benchmark", "pnpoly", "--budget", "4",
+              "--out", str(out))
+    assert ran.returncode == 0, ran.stderr
+    trace, meta = read_trace(out)
+    assert meta["tuner"] == "first_valid" and int(trace["charged"].sum()) == 4
+
+
+def test_without_the_package_the_tuner_is_unknown(tmp_path):
+    ran = bat(tmp_path, "run", "--tuner", "first_valid", "--benchmark", "pnpoly", "--budget", "4")
+    assert ran.returncode == 2 and "unknown tuner 'first_valid'" in ran.stderr
