@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "dataset_centrality": "analysis.centrality",
     "permutation_importance": "analysis.importance",
     "portability_matrix": "analysis.portability",
+    "check_dataset": "analysis.checks", "noise_set": "analysis.noise",
+    "target_baseline": "analysis.score", "run_curve": "analysis.score", "score_runs": "analysis.score",
     # figures
     "distribution_figure": "analysis.plots", "speedup_figure": "analysis.plots",
     "convergence_figure": "analysis.plots", "centrality_figure": "analysis.plots",
