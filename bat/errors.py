@@ -33,6 +33,21 @@ class BackendError(BatError, RuntimeError):
     """A backend that cannot work at all (not a failed configuration: that is data)."""
 
 
+class KernelRunError(BatError, RuntimeError):
+    """A configuration that failed while it ran (a sanitizer report, a misused barrier, a deadlock).
+
+    Data, not a broken backend: the backend records it as the configuration's status.
+    """
+
+
+class OrderDependenceError(KernelRunError):
+    """Outputs that differ when the blocks of a launch (and their threads) run in another order."""
+
+
+class RunTimeoutError(KernelRunError):
+    """A run on a GPU that did not finish within its time limit."""
+
+
 class BudgetExhaustedError(BatError, RuntimeError):
     """Evaluating after the budget is spent (a tuner bug: tuners check problem.exhausted)."""
 

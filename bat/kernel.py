@@ -4,7 +4,8 @@ One ``KernelRunner`` subclass per benchmark (``benchmarks/<name>/runner.py``)
 says how to build the inputs, which ``-D`` macros to compile with, which
 launches to make, and how to check the outputs against a NumPy reference. It
 imports no GPU library, so it loads (and its references run) anywhere; the
-live CuPy backend and the NVRTC compile checks both drive it.
+live CuPy backend, the emulated backend and the NVRTC compile checks all drive
+it, through one procedure (bat.backends.procedure).
 """
 
 from __future__ import annotations
@@ -42,21 +43,36 @@ class Launch:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """Outcome of comparing outputs with the reference (``bool(result)`` is ``ok``)."""
+    """Outcome of comparing outputs with the reference (``bool(result)`` is ``ok``).
+
+    ``error_ratio`` is the largest error as a fraction of the tolerance: the maximum over the
+    compared elements of |got - expected| / (atol + rtol |expected|), so a comparison passes
+    when it is at most 1 (an exact comparison gives 0 or infinity).
+    """
 
     ok: bool
     message: str = ""
+    error_ratio: float = 0.0
 
     def __bool__(self) -> bool:
         return self.ok
 
 
+def combine(*results: CheckResult) -> CheckResult:
+    """Several comparisons as one: the first failure's message, the largest error ratio."""
+    ratio = max((r.error_ratio for r in results), default=0.0)
+    failed = [r for r in results if not r.ok]
+    return CheckResult(not failed, failed[0].message if failed else "", ratio)
+
+
 class KernelRunner(ABC):
     """How to run and check one benchmark's kernel; see docs/DESIGN.md.
 
-    Array names in ``make_inputs`` are the names used in launches. Every array
-    named in ``reset_names()`` is copied again from its host value before each
-    timed run (outputs accumulated in place or read-modify-written); arrays in
+    Array names in ``make_inputs`` are the names used in launches. Before every
+    run (bat.backends.procedure) the arrays in ``poison_names()`` are filled with
+    a poison value (NaN, all-ones integers), so an element a kernel fails to write
+    cannot pass as correct, and the arrays in ``reset_names()`` (read and written
+    by a run) are copied again from their host values; arrays in
     ``symbol_names()`` go to the ``__constant__`` variable of the same name.
     """
 
@@ -85,8 +101,17 @@ class KernelRunner(ABC):
         """Arrays compared with the reference after a run."""
 
     def reset_names(self) -> list[str]:
-        """Arrays restored from their host values before each run (default: the outputs)."""
-        return self.output_names()
+        """Arrays a run reads and writes (accumulated in place), restored before each run (default: none)."""
+        return []
+
+    def poison_names(self) -> list[str]:
+        """Arrays a run writes before reading, poisoned before each run (default: the outputs not reset)."""
+        resets = set(self.reset_names())
+        return [name for name in self.output_names() if name not in resets]
+
+    def tolerance(self, name: str, size: Mapping[str, int]) -> tuple[float, float]:
+        """(rtol, atol) of output ``name``, against the reference or between two devices (default exact)."""
+        return 0.0, 0.0
 
     def symbol_names(self) -> list[str]:
         """Arrays copied into ``__constant__`` variables of the same name (default: none)."""
@@ -137,16 +162,21 @@ def scalar(value: Scalar) -> tuple[str, Scalar]:
 def compare(
     name: str, got: np.ndarray, expected: np.ndarray, *, rtol: float, atol: float
 ) -> CheckResult:
-    """``numpy.isclose`` over every element; the message names the worst element."""
+    """|got - expected| <= atol + rtol |expected| (``numpy.isclose``) everywhere; names the worst element."""
     got = np.asarray(got)
     expected = np.asarray(expected)
     if got.shape != expected.shape:
-        return CheckResult(False, f"{name}: shape {got.shape} != expected {expected.shape}")
-    close = np.isclose(got, expected, rtol=rtol, atol=atol)
-    if close.all():
-        return CheckResult(True)
-    bad = np.flatnonzero(~close.ravel())
+        return CheckResult(False, f"{name}: shape {got.shape} != expected {expected.shape}", float("inf"))
     err = np.abs(got.astype(np.float64) - expected.astype(np.float64)).ravel()
+    allowed = atol + rtol * np.abs(expected.astype(np.float64)).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(err == 0, 0.0, err / allowed)
+    ratios[np.isnan(ratios)] = np.inf  # NaN (a poisoned element) is never close
+    ratio = float(ratios.max()) if ratios.size else 0.0
+    close = ratios <= 1.0
+    if close.all():
+        return CheckResult(True, "", ratio)
+    bad = np.flatnonzero(~close)
     worst = int(bad[np.argmax(err[bad])]) if np.isfinite(err[bad]).any() else int(bad[0])
     where = np.unravel_index(worst, got.shape)
     return CheckResult(
@@ -154,6 +184,7 @@ def compare(
         f"{name}: {bad.size} of {got.size} elements differ (rtol={rtol}, atol={atol}); "
         f"worst at {tuple(int(i) for i in where)}: got {got.ravel()[worst]!r}, "
         f"expected {expected.ravel()[worst]!r}",
+        ratio,
     )
 
 

@@ -19,8 +19,9 @@ from bat.space import Constraint, Parameter, SearchSpace
 from bat.t1 import is_t1, name_from_file, t1_to_space
 
 REQUIRED = ("name", "parameters", "constraints", "problem_size")
-OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "launch", "kernel",
-            "command", "published")
+OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "emulation_problem_size", "launch",
+            "kernel", "command", "published")
+SIZES = ("small_problem_size", "emulation_problem_size")
 
 
 class _Checker:
@@ -144,15 +145,16 @@ def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Co
     parameters = check.parameters(raw["parameters"])
     constraints = check.constraints(raw["constraints"])
     names = {p.name for p in parameters}
-    for key in ("problem_size", "constants", "small_problem_size"):
+    for key in ("problem_size", "constants", *SIZES):
         if key in raw:
             for name in check.numbers(raw, key):
                 if name in names:
                     raise check.fail(f"{key}.{name}", "name clashes with a parameter")
     if "constants" in raw and (both := set(raw["constants"]) & set(raw["problem_size"])):
         raise check.fail(f"constants.{sorted(both)[0]}", "name clashes with problem_size")
-    if extra := set(raw.get("small_problem_size", {})) - set(raw["problem_size"]):
-        raise check.fail(f"small_problem_size.{sorted(extra)[0]}", "not a problem_size key")
+    for key in SIZES:
+        if extra := set(raw.get(key, {})) - set(raw["problem_size"]):
+            raise check.fail(f"{key}.{sorted(extra)[0]}", "not a problem_size key")
     for key in ("kernel", "command"):
         if key in raw:
             check.typed(raw[key], dict, key, "an object")

@@ -1,9 +1,10 @@
 """What a run tunes: a space behind a backend, chosen from the command line's words.
 
 ``make_target`` is the one place that turns "benchmark B, GPU G, backend
-auto/replay/live/command" into a ``Target``: live on a GPU when asked and
-available, the benchmark's own commands when its space file has a command
-section, replay of a recorded dataset otherwise. The backends know nothing
+auto/replay/live/emulated/command" into a ``Target``: live on a GPU when asked
+and available, the benchmark's own commands when its space file has a command
+section, replay of a recorded dataset otherwise; emulated (the kernel on the
+CPU, correctness only) when asked. The backends know nothing
 of this choice; this module depends on them, never the other way round.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from bat.backends.emulated import CORRECTNESS_ONLY
 from bat.backends.replay import NOISE_MODES, ReplayBackend
 from bat.benchmark import Benchmark, ProblemSize
 from bat.dataset import Dataset
@@ -111,6 +113,17 @@ def live_target(bench: Benchmark, size: ProblemSize | None = None, *, gpu: str |
     return Target(bench.name, name, bench.space, LiveBackend(session, counters=counters), None, facts=facts)
 
 
+def emulated_target(bench: Benchmark, size: ProblemSize | None = None) -> Target:
+    """A target whose kernel runs on this CPU under sanitizers: statuses only, never a time."""
+    from bat.backends.emulated.backend import EmulatedBackend
+    from bat.backends.emulated.session import EmulatedSession
+
+    if not bench.kernel:
+        raise BackendError(f"{bench.path}: benchmark {bench.name} has no CUDA kernel to emulate")
+    session = EmulatedSession(bench, size or bench.size("emulation"))
+    return Target(bench.name, "emulated", bench.space, EmulatedBackend(session), None)
+
+
 @dataclass(frozen=True)
 class TargetRequest:
     """What the command line asked for beyond the benchmark and the backend's name.
@@ -142,6 +155,11 @@ def replay_for(bench: Benchmark, request: TargetRequest) -> Target:
 def live_for(bench: Benchmark, request: TargetRequest) -> Target:
     """Backend ``live``: this machine's GPU through CuPy."""
     return live_target(bench, request.size, gpu=request.gpu, counters=request.counters)
+
+
+def emulated_for(bench: Benchmark, request: TargetRequest) -> Target:
+    """Backend ``emulated``: the kernel compiled for and run on this CPU (correctness only)."""
+    return emulated_target(bench, request.size)
 
 
 def command_for(bench: Benchmark, request: TargetRequest) -> Target:
@@ -190,7 +208,8 @@ def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
                            f"this run uses {target.backend.name}")
     if not why:
         why = {"live": "live on the GPU" + (", with Nsight Compute counters" if request.counters else ""),
-               "replay": "replaying", "command": "running its commands on this host"}.get(backend, backend)
+               "replay": "replaying", "command": "running its commands on this host",
+               "emulated": CORRECTNESS_ONLY}.get(backend, backend)
     dataset = target.dataset
     if dataset is not None and dataset.meta.space_hash != target.space.space_hash:
         why += (f" (dataset recorded on another space, hash {dataset.meta.space_hash[:12]}; the space of "

@@ -27,7 +27,7 @@ def run(
                              help="Trace file (Parquet); default <data folder>/runs/<...>.parquet."),
     backend: str = typer.Option("auto", "--backend",
                                 help="auto: live on a GPU when one is present, else replay; or a backend of "
-                                     "`bat list backends`."),
+                                     "`bat list backends` (emulated: the kernel on the CPU, correctness only)."),
     noise: str = typer.Option("none", "--noise",
                               help="Replay only: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with --seed."),
@@ -80,6 +80,11 @@ def run(
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     if result.best is None:
         console.print("no valid configuration was found")
+    elif result.best.objective_ms is None:  # a backend that checks correctness only (emulated)
+        evaluated = result.trace[result.trace["kind"] == "evaluated"]
+        correct = int((evaluated["status"] == "ok").sum())
+        console.print(f"configurations verified correct: {correct} of {result.evaluated} (no timings)")
+        console.print(f"first correct configuration: {result.best.config}", highlight=False)
     else:
         console.print(f"best configuration: {result.best.config}", highlight=False)
         console.print(f"best time: {result.best.objective_ms:.4f} ms")

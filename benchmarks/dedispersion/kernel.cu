@@ -11,8 +11,9 @@
 // (input row length: n_samples plus the largest delay).
 
 #define DO_PRAGMA(x) _Pragma(#x)
+#define UNROLL(n) DO_PRAGMA(unroll n)  // expands n first: the pragma gets the number
 #if loop_unroll_factor_channel > 0
-#define UNROLL_CHANNEL DO_PRAGMA(unroll loop_unroll_factor_channel)
+#define UNROLL_CHANNEL UNROLL(loop_unroll_factor_channel)
 static_assert(n_channels % loop_unroll_factor_channel == 0,
               "loop_unroll_factor_channel must divide n_channels");
 #else

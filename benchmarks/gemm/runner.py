@@ -42,12 +42,19 @@ class GemmRunner(KernelRunner):
     def output_names(self) -> list[str]:
         return ["c"]
 
+    def reset_names(self) -> list[str]:
+        return ["c"]  # C = alpha*A*B + beta*C reads c
+
+    def tolerance(self, name: str, size: Mapping[str, int]) -> tuple[float, float]:
+        return 1e-4, 2e-6 * size["K"]
+
     def reference(self, inputs: Mapping[str, np.ndarray], size: Mapping[str, int]) -> dict:
         a, b, c = (inputs[k].astype(np.float64) for k in ("a", "b", "c"))
-        return {"c": float(ALPHA) * (b.T @ a) + float(BETA) * c, "K": size["K"]}
+        return {"c": float(ALPHA) * (b.T @ a) + float(BETA) * c, "size": dict(size)}
 
     def verify(self, outputs: Mapping[str, np.ndarray], reference: Mapping) -> CheckResult:
-        return compare("c", outputs["c"], reference["c"], rtol=1e-4, atol=2e-6 * reference["K"])
+        rtol, atol = self.tolerance("c", reference["size"])
+        return compare("c", outputs["c"], reference["c"], rtol=rtol, atol=atol)
 
     def input_recipe(self, size: Mapping[str, int], seed: int) -> dict:
         return {

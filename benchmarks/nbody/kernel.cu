@@ -11,14 +11,17 @@
 // number of consecutive bodies read per vector load of each array.
 // Macros: the tunable parameters and n_bodies. Output is always array-of-structures.
 
+// UNROLL(n) expands n before it becomes the pragma's text, so the pragma gets the number:
+// NVRTC and nvcc both accept `#pragma unroll 4`; nvcc rejects `#pragma unroll name`.
 #define DO_PRAGMA(x) _Pragma(#x)
+#define UNROLL(n) DO_PRAGMA(unroll n)
 #if inner_unroll_factor1 > 0
-#define UNROLL1 DO_PRAGMA(unroll inner_unroll_factor1)
+#define UNROLL1 UNROLL(inner_unroll_factor1)
 #else
 #define UNROLL1
 #endif
 #if inner_unroll_factor2 > 0
-#define UNROLL2 DO_PRAGMA(unroll inner_unroll_factor2)
+#define UNROLL2 UNROLL(inner_unroll_factor2)
 #else
 #define UNROLL2
 #endif

@@ -3,10 +3,12 @@
 One ``LiveSession`` holds a benchmark at one problem size on one device: the
 inputs (already on the device before any timer starts), the reference outputs
 (computed once, on first use) and the kernel source. Measuring a compiled
-configuration: load the cubin (``cupy.RawModule(path=...)``), check each
-launch against the kernel's limits, run once to warm up, then ``repeats``
-timed runs between CUDA events (all kept; the objective is their mean, as in
-the published data), and compare the outputs with the reference.
+configuration: load the cubin, check each launch against the kernel's limits,
+then the measurement procedure every backend shares (bat.backends.procedure):
+pure outputs poisoned and read-write arrays restored before every run, one
+warm-up run, ``repeats`` timed runs between CUDA events (all kept; the
+objective is their mean, as in the published data), the outputs compared with
+the reference. Every CuPy call is in bat.backends.live.cupy_device.
 
 Every failure is data (a status plus a message): compile error, a launch the
 driver refuses (too many threads, registers or shared memory), wrong output,
@@ -29,34 +31,30 @@ this process. CuPy is imported only when a session starts.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import math
-import tempfile
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bat.backends.live.device import cupy_module, device_info
+from bat.backends.live.cupy_device import CupyDevice
+from bat.backends.live.device import device_info
+from bat.backends.procedure import INPUT_SEED, allocate, check, execute
 from bat.benchmark import Benchmark, ProblemSize
 from bat.compiling import CompileJob, CompileResult, cupy_compiler
 from bat.dataset import Status
-from bat.errors import BackendError
+from bat.errors import BackendError, RunTimeoutError
 from bat.kernel import load_runner
 from bat.problem import EvalResult
+
+__all__ = ["DEFAULT_REPEATS", "DEFAULT_TIMEOUT_S", "INPUT_SEED", "LiveSession"]
 
 #: Timed runs after the warm-up (the published data used 7 and more).
 DEFAULT_REPEATS = 7
 #: Seconds one run (all launches of one configuration) may take before it counts as a timeout.
 DEFAULT_TIMEOUT_S = 10.0
-#: Seed of the input recipe (inputs are byte-identical for a given size and seed).
-INPUT_SEED = 0
-
-
-class _Timeout(Exception):
-    pass
 
 
 class LiveSession:
@@ -86,25 +84,18 @@ class LiveSession:
         self.repeats, self.timeout_s, self.seed = repeats, timeout_s, seed
         source = self.runner.source_path()
         self.source_name, self.source = source.name, source.read_text()
-        self.cp = cupy_module()
-        self.cp.cuda.Device(device_id).use()
+        self.device = CupyDevice(device_id, timeout_s=timeout_s)
         self.info = device_info(device_id)
         self.arch = f"sm_{self.info['compute_capability']}"
         self.host = self.runner.make_inputs(self.size.values, seed)
-        symbols = set(self.runner.symbol_names())
-        self.dev = {n: self.cp.asarray(a) for n, a in self.host.items() if n not in symbols}
-        self._reference: dict | None = None
-        self._tmp = tempfile.TemporaryDirectory(prefix="bat-cubin-")
+        allocate(self.device, self.runner, self.host)  # on the device before any timer starts
         self.broken: str | None = None
-        self._pending: Any = None  # the end event of a run that timed out
 
     # -- what a recording needs ----------------------------------------------------------
-    @property
+    @functools.cached_property
     def reference(self) -> dict:
         """The expected outputs (computed on first use, then kept)."""
-        if self._reference is None:
-            self._reference = self.runner.reference(self.host, self.size.values)
-        return self._reference
+        return self.runner.reference(self.host, self.size.values)
 
     def input_recipe(self) -> dict[str, Any]:
         return self.runner.input_recipe(self.size.values, self.seed)
@@ -139,115 +130,54 @@ class LiveSession:
         except Exception as exc:  # geometry this configuration cannot have is its failure
             return result(Status.RUNTIME_ERROR, f"launch geometry: {type(exc).__name__}: {exc}")
         try:
-            kernels = self._load(compiled.cubin, {launch.kernel for launch in launches})
+            attributes = self.device.load(compiled.cubin, {launch.kernel for launch in launches})
         except Exception as exc:  # a cubin the driver refuses is this configuration's failure
             return result(Status.RUNTIME_ERROR, f"loading the module failed: {exc}")
-        extra.update(_resources(kernels, launches, compiled))
-        if refused := _over_limits(kernels, launches):
+        extra.update(_resources(attributes, launches, compiled))
+        if refused := _over_limits(attributes, launches):
             return result(Status.RUNTIME_ERROR, refused)
         try:
-            self._poison_outputs()
-            self._run(kernels, launches)  # warm-up
-            times = tuple(self._run(kernels, launches) for _ in range(self.repeats))
-            outputs = {n: self.cp.asnumpy(self.dev[n]) for n in self.runner.output_names()}
-        except _Timeout:
-            return result(Status.TIMEOUT, self._after_timeout())
+            run = execute(self.device, self.runner, self.host, launches, warmups=1, repeats=self.repeats)
+        except RunTimeoutError as exc:
+            return result(Status.TIMEOUT, self._after_timeout(str(exc)))
         except Exception as exc:  # launch failures: too many resources, illegal address, ...
             message = f"{type(exc).__name__}: {exc}"
-            if sick := self._unhealthy():
+            if sick := self.device.synchronize():
                 self.broken = f"CUDA error after {cfg}: {sick}"
             return result(Status.RUNTIME_ERROR, message)
-        try:
-            check = self.runner.verify(outputs, self.reference)
-        except Exception as exc:  # a verifier that cannot compare says the output is wrong
-            return result(Status.INCORRECT, f"verification failed: {type(exc).__name__}: {exc}", times)
-        if not check.ok:
-            return result(Status.INCORRECT, check.message, times)
-        return result(Status.OK, "", times)
+        outcome = check(self.runner, run.outputs, self.reference)
+        return result(Status.OK if outcome.ok else Status.INCORRECT, outcome.message, run.times_ms)
 
     def launch_once(self, config: Mapping[str, Any], compiled: CompileResult) -> None:
         """Load and run one compiled configuration once, untimed and unverified (for a profiler)."""
         launches = self.runner.launches(dict(config), self.size.values)
-        kernels = self._load(compiled.cubin, {launch.kernel for launch in launches})
-        if refused := _over_limits(kernels, launches):
+        attributes = self.device.load(compiled.cubin, {launch.kernel for launch in launches})
+        if refused := _over_limits(attributes, launches):
             raise BackendError(refused)
+        for name in self.runner.symbol_names():
+            self.device.set_symbol(name, self.host[name])
         try:
-            self._run(kernels, launches)
-        except _Timeout:
-            raise BackendError(self._after_timeout()) from None
-        self.cp.cuda.runtime.deviceSynchronize()
+            self.device.run(launches)
+        except RunTimeoutError as exc:
+            raise BackendError(self._after_timeout(str(exc))) from None
+        if sick := self.device.synchronize():
+            raise BackendError(f"CUDA error: {sick}")
 
-    def _load(self, cubin: bytes, names: set[str]) -> dict[str, Any]:
-        path = Path(self._tmp.name) / "module.cubin"
-        path.write_bytes(cubin)
-        try:
-            module = self.cp.RawModule(path=str(path))
-            kernels = {name: module.get_function(name) for name in sorted(names)}
-            for name in self.runner.symbol_names():
-                array = np.ascontiguousarray(self.host[name])
-                module.get_global(name).copy_from_host(array.ctypes.data_as(ctypes.c_void_p),
-                                                        array.nbytes)
-        finally:
-            path.unlink(missing_ok=True)
-        return kernels
-
-    def _poison_outputs(self) -> None:
-        """Fill outputs that are not reset before each run with 0xFF bytes (NaN for floats)."""
-        resets = set(self.runner.reset_names())
-        for name in self.runner.output_names():
-            if name not in resets:
-                self.dev[name].view(self.cp.uint8).fill(0xFF)
-
-    def _run(self, kernels: Mapping[str, Any], launches: list) -> float:
-        """One run: restore the reset arrays, then time every launch between two events (ms)."""
-        for name in self.runner.reset_names():
-            self.dev[name].set(self.host[name])
-        start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
-        start.record()
-        for launch in launches:
-            args = tuple(a[1] if isinstance(a, tuple) else self.dev[a] for a in launch.args)
-            kernels[launch.kernel](launch.grid, launch.block, args, shared_mem=launch.shared_bytes)
-        end.record()
-        if not self._wait(end, self.timeout_s):
-            self._pending = end
-            raise _Timeout
-        return float(self.cp.cuda.get_elapsed_time(start, end))
-
-    @staticmethod
-    def _wait(event: Any, seconds: float) -> bool:
-        """Poll ``event`` until it completes (True) or ``seconds`` pass (False)."""
-        deadline = time.monotonic() + seconds
-        pause = 1e-5
-        while not event.done:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(pause)
-            pause = min(pause * 2, 2e-3)
-        return True
-
-    def _after_timeout(self) -> str:
-        message = f"a run took longer than {self.timeout_s:g} s"
-        if self._wait(self._pending, self.timeout_s):
+    def _after_timeout(self, message: str) -> str:
+        if self.device.wait(self.device.pending, self.timeout_s):
             return message + " (it finished within the grace period; the device is usable)"
         self.broken = f"a kernel is still running {2 * self.timeout_s:g} s after its launch"
         return message + " and was still running after a grace period as long again"
 
-    def _unhealthy(self) -> str | None:
-        try:
-            self.cp.cuda.runtime.deviceSynchronize()
-        except Exception as exc:  # a sticky error: every later call fails the same way
-            return str(exc)
-        return None
-
     def close(self) -> None:
-        self._tmp.cleanup()
+        self.device.close()
 
 
-def _resources(kernels: Mapping[str, Any], launches: list, compiled: CompileResult
+def _resources(attributes: Mapping[str, Mapping[str, int]], launches: list, compiled: CompileResult
                ) -> dict[str, float]:
     """Static resources of the first launch's kernel (CUDA attributes, spills from ptxas)."""
     main = launches[0]
-    attrs = kernels[main.kernel].attributes
+    attrs = attributes[main.kernel]
     out = {
         "registers": float(attrs["num_regs"]),
         "shared_bytes": float(attrs["shared_size_bytes"]),
@@ -262,10 +192,10 @@ def _resources(kernels: Mapping[str, Any], launches: list, compiled: CompileResu
     return out
 
 
-def _over_limits(kernels: Mapping[str, Any], launches: list) -> str:
+def _over_limits(attributes: Mapping[str, Mapping[str, int]], launches: list) -> str:
     """Why the driver would refuse a launch (block larger than the kernel allows), or ""."""
     for launch in launches:
-        attrs = kernels[launch.kernel].attributes
+        attrs = attributes[launch.kernel]
         threads = math.prod(launch.block)
         if threads > attrs["max_threads_per_block"]:
             return (f"{launch.kernel}: block {launch.block} has {threads} threads; this kernel "

@@ -1,0 +1,242 @@
+"""Building a configuration for the CPU: kernel.cu + the CUDA compatibility header -> an executable.
+
+One executable per configuration: the benchmark's ``kernel.cu`` with its ``-D`` macros,
+after ``cuda/bat_cuda.h``, and a generated driver that lists the kernels and
+``__constant__`` symbols by name (``cuda/bat_launch.h`` deduces the parameter types),
+linked with the runtime (``cuda/bat_runtime.cpp``, compiled once per sanitizer). The host
+compiler is ``$CXX`` or ``g++``. Executables are cached by a hash of everything that goes
+into them (sources, macros, flags, compiler version) under ``$BAT_EMULATION_CACHE``, else
+``$XDG_CACHE_HOME/bat/emulated``, else ``~/.cache/bat/emulated``; a finished entry is
+renamed into place, so parallel builds never see half an entry.
+
+The shared memory of a kernel is its static locals (``__shared__`` is ``static`` in the
+header): their offsets and sizes come from the executable's symbol table (``nm``), so the
+runtime can poison them before every block; an address sanitizer still guards each one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from bat.errors import BackendError, MissingDependencyError
+from bat.nvrtc import macro_options
+
+#: Sanitizers: ``address`` (AddressSanitizer + UndefinedBehaviorSanitizer, the default),
+#: ``thread`` (ThreadSanitizer), ``none`` (fastest, checks only the outputs).
+SANITIZERS = ("address", "thread", "none")
+BASE_FLAGS = ("-std=c++17", "-O1", "-g", "-fno-strict-aliasing", "-ffp-contract=off",
+              "-fno-omit-frame-pointer", "-Wno-unknown-pragmas")
+SANITIZER_FLAGS = {
+    "address": ("-fsanitize=address,undefined", "-fno-sanitize-recover=all"),
+    "thread": ("-fsanitize=thread",),
+    "none": (),
+}
+HEADERS = ("bat_cuda.h", "bat_launch.h")
+RUNTIME = "bat_runtime.cpp"
+COMPILE_TIMEOUT_S = 300
+
+
+@dataclass(frozen=True)
+class SharedRegion:
+    """A kernel's ``__shared__`` variable: offset from the runtime's anchor symbol, size, name."""
+
+    offset: int
+    size: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Build:
+    """The outcome of building one configuration (``ok`` False: ``log`` says why)."""
+
+    ok: bool
+    log: str
+    seconds: float
+    executable: Path | None = None
+    shared: tuple[SharedRegion, ...] = ()
+    cached: bool = False
+
+    def first_error(self) -> str:
+        """The compiler's first error line (or the log's first line)."""
+        lines = [line.strip() for line in self.log.splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line]
+        return (errors or lines or ["(empty log)"])[0]
+
+
+def cache_root(override: str | Path | None = None) -> Path:
+    """Where built executables are kept (see the module docstring)."""
+    if override is not None:
+        return Path(override)
+    if env := os.environ.get("BAT_EMULATION_CACHE"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "bat" / "emulated"
+
+
+def compiler() -> str:
+    """The host C++ compiler: ``$CXX`` or ``g++`` (MissingDependencyError when there is none)."""
+    name = os.environ.get("CXX", "g++")
+    path = shutil.which(name)
+    if path is None:
+        raise MissingDependencyError(f"the emulated backend needs a C++17 compiler: {name!r} is not on PATH "
+                                     "(install g++, or set CXX)")
+    return path
+
+
+@functools.cache
+def compiler_version(path: str) -> str:
+    """The first line of ``<compiler> --version`` (part of every cache key)."""
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    return (out.stdout.splitlines() or ["unknown"])[0]
+
+
+def source_text(name: str) -> str:
+    """A file of the compatibility layer (``cuda/<name>``), from the installed package."""
+    return resources.files("bat.backends.emulated").joinpath("cuda", name).read_text()
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def driver_source(source_name: str, kernels: Sequence[str], symbols: Sequence[str]) -> str:
+    """The generated driver: the kernel source between the header and the tables of names."""
+    kernel_rows = "".join(f'    bat_emu::kernel("{k}", {k}),\n' for k in kernels)
+    symbol_rows = "".join(f'    bat_emu::symbol("{s}", {s}),\n' for s in symbols) or \
+        '    bat_emu::Symbol{nullptr, nullptr, 0},\n'
+    return (
+        '#include "bat_cuda.h"\n'
+        '#include "bat_launch.h"\n'
+        f'#include "{source_name}"\n'
+        f"static const bat_emu::Kernel bat_emu_kernels[] = {{\n{kernel_rows}}};\n"
+        f"static const bat_emu::Symbol bat_emu_symbols[] = {{\n{symbol_rows}}};\n"
+        "int main(int argc, char** argv) {\n"
+        f"    return bat_emu::main(argc, argv, bat_emu_kernels, {len(kernels)}, bat_emu_symbols, "
+        f"{len(symbols)});\n"
+        "}\n"
+    )
+
+
+class Builder:
+    """Builds (or finds in the cache) the executable of a configuration for one sanitizer."""
+
+    def __init__(self, sanitizer: str = "address", *, cache: str | Path | None = None) -> None:
+        if sanitizer not in SANITIZERS:
+            raise BackendError(f"unknown sanitizer {sanitizer!r}; valid: {', '.join(SANITIZERS)}")
+        self.sanitizer = sanitizer
+        self.cxx = compiler()
+        self.root = cache_root(cache)
+        self.flags = (*BASE_FLAGS, *SANITIZER_FLAGS[sanitizer])
+        self._headers = "".join(source_text(h) for h in HEADERS)
+
+    def describe(self) -> str:
+        names = {"address": "AddressSanitizer + UndefinedBehaviorSanitizer", "thread": "ThreadSanitizer",
+                 "none": "no sanitizer"}
+        return f"{compiler_version(self.cxx)} with {names[self.sanitizer]}"
+
+    def runtime(self) -> Path:
+        """The runtime object for this sanitizer (compiled once; under TSan it is not instrumented)."""
+        text = source_text(RUNTIME)
+        flags = (*BASE_FLAGS, "-DBAT_EMU_TSAN=1") if self.sanitizer == "thread" else self.flags
+        key = _digest(text, self._headers, *flags, compiler_version(self.cxx))
+        target = self.root / "runtime" / f"{key[:24]}.o"
+        if target.is_file():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            src = Path(tmp) / RUNTIME
+            src.write_text(text)
+            for header in HEADERS:
+                (Path(tmp) / header).write_text(source_text(header))
+            obj = Path(tmp) / "runtime.o"
+            out = self._run([self.cxx, *flags, "-c", str(src), "-o", str(obj)], tmp)
+            if out.returncode != 0:
+                raise BackendError(f"the emulation runtime does not compile with {self.cxx}:\n{out.stderr[-3000:]}")
+            os.replace(obj, target)
+        return target
+
+    def build(self, source: str, source_name: str, macros: Mapping[str, object], kernels: Sequence[str],
+              symbols: Sequence[str] = ()) -> Build:
+        """The executable of one configuration; a compile error is data (``Build.ok`` False)."""
+        start = time.perf_counter()
+        driver = driver_source(source_name, kernels, symbols)
+        defines = macro_options(macros)
+        runtime = self.runtime()
+        key = _digest(source, source_name, driver, self._headers, runtime.name, *defines, *self.flags,
+                      compiler_version(self.cxx))
+        entry = self.root / "bin" / key[:2] / key[2:26]
+        if (entry / "done.json").is_file():
+            return self._load(entry, time.perf_counter() - start, cached=True)
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".build-"))
+        try:
+            (work / source_name).write_text(source)
+            (work / "driver.cpp").write_text(driver)
+            for header in HEADERS:
+                (work / header).write_text(source_text(header))
+            command = [self.cxx, *self.flags, *defines, "-I.", "driver.cpp", str(runtime), "-o", "kernel"]
+            out = self._run(command, str(work))
+            if out.returncode != 0:
+                return Build(False, out.stderr or out.stdout, time.perf_counter() - start)
+            shared = shared_regions(work / "kernel")
+            (work / "done.json").write_text(json.dumps({"shared": [r.__dict__ for r in shared],
+                                                        "command": command}))
+            with contextlib.suppress(OSError):  # another process may have finished the same entry first
+                work.rename(entry)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return self._load(entry, time.perf_counter() - start, cached=False)
+
+    def _load(self, entry: Path, seconds: float, *, cached: bool) -> Build:
+        meta = json.loads((entry / "done.json").read_text())
+        shared = tuple(SharedRegion(**r) for r in meta["shared"])
+        return Build(True, "", seconds, entry / "kernel", shared, cached)
+
+    @staticmethod
+    def _run(command: list[str], cwd: str) -> subprocess.CompletedProcess:
+        try:
+            return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            return subprocess.CompletedProcess(command, 124, "", f"{command[0]}: no result after {exc.timeout} s")
+
+
+_NM_LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) [bBdD] (.+)$")
+_OWN = ("bat_emu", "std::", "__gnu", "guard variable", "typeinfo", "vtable")
+
+
+def shared_regions(executable: Path) -> tuple[SharedRegion, ...]:
+    """The kernel's static locals (its ``__shared__`` variables), relative to ``bat_emu_anchor``."""
+    nm = shutil.which("nm")
+    if nm is None:
+        raise MissingDependencyError("the emulated backend needs nm (binutils, installed with g++)")
+    out = subprocess.run([nm, "-S", "-C", "--defined-only", str(executable)], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    anchor, regions = None, []
+    for line in out.splitlines():
+        if not (m := _NM_LINE.match(line)):
+            continue
+        address, size, name = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+        if name == "bat_emu_anchor":
+            anchor = address
+        elif "::" in name and not name.startswith(_OWN) and size > 0:
+            regions.append((address, size, name))
+    if anchor is None:
+        raise BackendError(f"{executable}: no bat_emu_anchor symbol (was it linked with the emulation runtime?)")
+    return tuple(SharedRegion(a - anchor, s, n) for a, s, n in sorted(regions))

@@ -1,0 +1,92 @@
+"""Would a GPU accept this configuration? NVRTC for sm_90 and the launch limits, before emulating.
+
+Emulation runs only what a GPU would run: the configuration must compile with NVRTC for
+``sm_90`` (static shared memory over 48 KiB, for one, fails in ptxas), and every launch must
+fit the per-block limits of that architecture (threads, and registers: ptxas' count per
+thread, allocated per warp in units of 256, out of 65,536). Outcomes are cached as JSON
+next to the emulation executables, keyed by the source, the macros and the NVRTC version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from bat.kernel import Launch
+from bat.resources import ResourceUsage
+
+ARCH = "sm_90"
+MAX_THREADS_PER_BLOCK = 1024
+REGISTERS_PER_BLOCK = 65536
+REGISTER_UNIT = 256  # registers are allocated per warp in multiples of this
+WARP = 32
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """``refusal`` is "" when a GPU would run the configuration; ``compiled`` False: NVRTC failed."""
+
+    compiled: bool
+    refusal: str
+    seconds: float
+    cached: bool = False
+
+
+def _nvrtc_version() -> str | None:
+    try:
+        return f"{metadata.version('cuda-bindings')}/{metadata.version('nvidia-cuda-nvrtc')}"
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def nvrtc_available() -> bool:
+    """True when cuda-bindings and the NVRTC wheel are installed (the gate can run)."""
+    return _nvrtc_version() is not None
+
+
+def launch_refusal(usage: Mapping[str, ResourceUsage], launches: Sequence[Launch]) -> str:
+    """Why a GPU would refuse one of ``launches`` (too many threads or registers), or ""."""
+    for launch in launches:
+        threads = math.prod(launch.block)
+        if threads > MAX_THREADS_PER_BLOCK:
+            return f"{launch.kernel}: block {launch.block} has {threads} threads; at most {MAX_THREADS_PER_BLOCK}"
+        kernel = usage.get(launch.kernel)
+        if kernel is None:
+            continue
+        per_warp = math.ceil(kernel.registers * WARP / REGISTER_UNIT) * REGISTER_UNIT
+        needed = per_warp * math.ceil(threads / WARP)
+        if needed > REGISTERS_PER_BLOCK:
+            return (f"{launch.kernel}: block {launch.block} needs {needed} registers ({kernel.registers} per "
+                    f"thread); an {ARCH} block has {REGISTERS_PER_BLOCK}: too many resources requested for launch")
+    return ""
+
+
+def check(source: str, name: str, macros: Mapping[str, object], launches: Sequence[Launch],
+          cache: Path) -> GateResult:
+    """Compile with NVRTC for sm_90 (or find the outcome cached) and check the launches."""
+    from bat.nvrtc import compile_source
+    from bat.resources import parse_ptxas_log
+
+    version = _nvrtc_version()
+    key = hashlib.sha256(json.dumps([source, name, sorted((k, str(v)) for k, v in macros.items()), ARCH,
+                                     version]).encode()).hexdigest()
+    path = cache / "nvrtc" / key[:2] / f"{key[2:26]}.json"
+    if path.is_file():
+        stored = json.loads(path.read_text())
+        usage = parse_ptxas_log(stored["log"]) if stored["ok"] else {}
+        refusal = stored["error"] if not stored["ok"] else launch_refusal(usage, launches)
+        return GateResult(stored["ok"], refusal, 0.0, cached=True)
+    result = compile_source(source, macros, arch=ARCH, name=name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{id(result)}.tmp")
+    tmp.write_text(json.dumps({"ok": result.ok, "log": result.log if result.ok else "",
+                               "error": "" if result.ok else f"NVRTC for {ARCH}: {result.first_error()}"}))
+    tmp.replace(path)
+    if not result.ok:
+        return GateResult(False, f"NVRTC for {ARCH}: {result.first_error()}", result.seconds)
+    return GateResult(True, launch_refusal(result.usage or {}, launches), result.seconds)

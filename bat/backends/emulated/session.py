@@ -1,0 +1,125 @@
+"""Verifying configurations on the CPU: one benchmark at one problem size, emulated under a sanitizer.
+
+``EmulatedSession.verify(config)`` runs what a GPU would run, on the CPU, through the
+same runner contract and measurement procedure as the live backend
+(bat.backends.procedure): the launches of the configuration; the NVRTC gate
+(bat.backends.emulated.gate: only what a GPU accepts is emulated); the host build
+(bat.backends.emulated.build); one run per block order on the emulated device, with pure
+outputs poisoned and read-write arrays restored; ``verify`` against the NumPy reference.
+The result carries a status and a message, never a time: ``objective_ms`` is always
+None, ``cost_s`` is the wall time the evaluation took on this machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bat.backends.emulated import gate
+from bat.backends.emulated.build import Builder, cache_root
+from bat.backends.emulated.device import ORDERS, EmulatedDevice
+from bat.backends.procedure import INPUT_SEED, allocate, check, execute
+from bat.benchmark import Benchmark, ProblemSize
+from bat.dataset import Status
+from bat.errors import KernelRunError, OrderDependenceError
+from bat.kernel import load_runner
+from bat.problem import EvalResult
+
+#: Seconds one block may take before it counts as a deadlock.
+BLOCK_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Verification:
+    """One configuration checked on the CPU, and where the time went (seconds of this machine)."""
+
+    result: EvalResult
+    error_ratio: float | None = None  # largest error / tolerance of ``verify`` (None: not compared)
+    gate_s: float = 0.0
+    build_s: float = 0.0
+    run_s: float = 0.0
+    outputs: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+
+class EmulatedSession:
+    """A benchmark at one problem size, verified configuration by configuration on the CPU."""
+
+    def __init__(self, bench: Benchmark, size: ProblemSize, *, sanitizer: str = "address", seed: int = INPUT_SEED,
+                 use_gate: bool = True, block_timeout_s: float = BLOCK_TIMEOUT_S, cache: str | None = None,
+                 orders: tuple[str, ...] = ORDERS) -> None:
+        self.bench, self.size, self.seed = bench, size, seed
+        self.runner = load_runner(bench)
+        self.builder = Builder(sanitizer, cache=cache)
+        self.cache = cache_root(cache)
+        self.use_gate = use_gate and gate.nvrtc_available()
+        self.block_timeout_s, self.orders = block_timeout_s, orders
+        path = self.runner.source_path()
+        self.source_name, self.source = path.name, path.read_text()
+        self.host = self.runner.make_inputs(size.values, seed)
+
+    @functools.cached_property
+    def reference(self) -> dict:
+        """The expected outputs (computed on first use, then kept)."""
+        return self.runner.reference(self.host, self.size.values)
+
+    def describe(self) -> str:
+        gated = f"only what NVRTC accepts for {gate.ARCH}" if self.use_gate else "no NVRTC gate (cuda-bindings absent)"
+        return (f"{self.bench.name} at the {self.size.describe()} on the CPU, {self.builder.describe()}, "
+                f"blocks in {' and '.join(self.orders)} order; {gated}")
+
+    def verify(self, config: Mapping[str, Any], *, source: str | None = None) -> Verification:
+        """Check one configuration (``source`` replaces the kernel's source, e.g. a broken variant)."""
+        cfg, text = dict(config), self.source if source is None else source
+        start = time.perf_counter()
+        timings = {"gate_s": 0.0, "build_s": 0.0, "run_s": 0.0}
+
+        def done(status: Status, message: str = "", ratio: float | None = None,
+                 outputs: dict | None = None) -> Verification:
+            result = EvalResult(config=cfg, status=status, cost_s=time.perf_counter() - start, message=message,
+                                extra={"emulated": 1.0})
+            return Verification(result, ratio, outputs=outputs or {}, **timings)
+
+        values = self.size.values
+        try:
+            launches = self.runner.launches(cfg, values)
+            macros = self.runner.macros(cfg, values)
+        except Exception as exc:  # geometry this configuration cannot have is its failure
+            return done(Status.RUNTIME_ERROR, f"launch geometry: {type(exc).__name__}: {exc}")
+        if self.use_gate:
+            verdict = gate.check(text, self.source_name, macros, launches, self.cache)
+            timings["gate_s"] = verdict.seconds
+            if not verdict.compiled:
+                return done(Status.COMPILE_ERROR, verdict.refusal)
+            if verdict.refusal:
+                return done(Status.RUNTIME_ERROR, f"a GPU would refuse the launch: {verdict.refusal}")
+        build = self.builder.build(text, self.source_name, macros, self.runner.kernel_names,
+                                   self.runner.symbol_names())
+        timings["build_s"] = build.seconds
+        if not build.ok:
+            return done(Status.COMPILE_ERROR, f"host compiler: {build.first_error()}")
+        device = EmulatedDevice(build, block_timeout_s=self.block_timeout_s, orders=self.orders)
+        failure: KernelRunError | None = None
+        try:
+            allocate(device, self.runner, self.host)
+            outputs = execute(device, self.runner, self.host, launches, warmups=0, repeats=1).outputs
+        except KernelRunError as exc:
+            failure = exc
+        finally:
+            timings["run_s"] = device.run_seconds
+            device.close()
+        if failure is not None:
+            bad = Status.INCORRECT if isinstance(failure, OrderDependenceError) else Status.RUNTIME_ERROR
+            return done(bad, str(failure))
+        outcome = check(self.runner, outputs, self.reference)
+        status = Status.OK if outcome.ok else Status.INCORRECT
+        return done(status, outcome.message, outcome.error_ratio, outputs)
+
+    def close(self) -> None:
+        """Nothing to release: built executables stay in the cache."""

@@ -1,0 +1,87 @@
+"""``bat verify``: run configurations of a kernel on the CPU under sanitizers and check them.
+
+The first line says what every line after it is: correctness only, never a timing. Each
+configuration gets its status, its largest error as a fraction of the tolerance and the
+seconds this machine spent (NVRTC gate, host build, emulated run); the exit status is 1
+when any configuration is not ok.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def verify(
+    benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark with a CUDA kernel (name or space file)."),
+    config: str = typer.Option(None, "--config", "-c", help="JSON object or NAME=VALUE,... (every parameter)."),
+    first: bool = typer.Option(False, "--first", help="The first valid configuration."),
+    random: int = typer.Option(0, "--random", min=0, help="This many valid configurations drawn uniformly."),
+    ci: bool = typer.Option(False, "--ci", help="The configurations CI checks: first, extremes, every code path."),
+    seed: int = typer.Option(0, "--seed", help="Seed for --random."),
+    size: str = typer.Option("emulation", "--size",
+                             help="Problem size: emulation, small, published, or a JSON object."),
+    sanitizer: str = typer.Option("address", "--sanitizer",
+                                  help="address (AddressSanitizer + UBSan), thread (ThreadSanitizer) or none."),
+    source: Path = typer.Option(None, "--source", exists=True, dir_okay=False,
+                                help="A kernel source to check instead of the benchmark's own."),
+    gate: bool = typer.Option(True, "--gate/--no-gate", help="Run only what NVRTC accepts for sm_90."),
+    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0,
+                                        help="Seconds a block may take before it counts as a deadlock."),
+) -> None:
+    """Check configurations of a kernel on the CPU (no GPU needed): correctness only, never timings."""
+    from rich.markup import escape
+
+    from bat.backends.emulated import CORRECTNESS_ONLY
+    from bat.backends.emulated.selection import Selected, ci_selection, wider
+    from bat.backends.emulated.session import EmulatedSession
+    from bat.benchmark import load_benchmark
+    from bat.cli.console import console
+    from bat.cli.inspect_cmd import parse_config
+    from bat.errors import TunerError
+
+    bench = load_benchmark(benchmark)
+    problem_size = bench.size(json.loads(size) if size.strip().startswith("{") else size)
+    chosen: list[Selected] = []
+    if config:
+        cfg = parse_config(config)
+        if missing := [n for n in bench.space.names if n not in cfg]:
+            raise TunerError(f"--config for {bench.name}: missing {missing}")
+        if unknown := [n for n in cfg if n not in bench.space.names]:
+            raise TunerError(f"--config for {bench.name}: unknown {unknown}")
+        if not bench.space.is_valid(bench.space.index(cfg)[None, :])[0]:
+            raise TunerError(f"--config violates a constraint of {bench.name}")
+        chosen.append(Selected(cfg, "--config"))
+    if first:
+        chosen.append(Selected(bench.space.config(bench.space.unrank_valid([0])[0]), "first valid configuration"))
+    if ci:
+        chosen += ci_selection(bench, problem_size)
+    if random:
+        chosen += wider(bench, random, seed)
+    if not chosen:
+        raise typer.BadParameter("give --config, --first, --random N or --ci")
+    session = EmulatedSession(bench, problem_size, sanitizer=sanitizer, use_gate=gate, block_timeout_s=block_timeout)
+    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
+    text = source.read_text() if source else None
+    failed = 0
+    for n, item in enumerate(chosen, 1):
+        console.print(escape(f"[{n}/{len(chosen)}] {item.why}: {json.dumps(item.config)}"), highlight=False)
+        checked = session.verify(item.config, source=text)
+        status = checked.result.status.value
+        failed += not checked.ok
+        ratio = "" if checked.error_ratio is None else f"; largest error {checked.error_ratio:.3g} of the tolerance"
+        console.print(f"    [{'green' if checked.ok else 'red'}]{status}[/]{ratio}; this machine spent "
+                      f"{checked.gate_s:.1f} s in NVRTC, {checked.build_s:.1f} s building, {checked.run_s:.1f} s "
+                      "emulating", highlight=False)
+        if checked.result.message:
+            console.print(f"    {checked.result.message}", highlight=False, soft_wrap=True, markup=False)
+    session.close()
+    console.print(f"{len(chosen) - failed} of {len(chosen)} configurations ok")
+    if failed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify)
