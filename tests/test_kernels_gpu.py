@@ -1,83 +1,75 @@
-"""Run sampled configurations of every kernel on a GPU with CuPy and check them against NumPy.
+"""Every kernel on a GPU: the configurations CI emulates must all be ok live, and agree with emulation.
 
-Skipped (with the reason shown) unless CuPy imports and a CUDA device is present.
-Written against the runner contract (bat/kernel.py), with the same compile
-options as the NVRTC checks (bat.nvrtc.macro_options), at the small problem size.
+Skipped (with the reason shown) unless CuPy imports and a CUDA device is present. For each
+kernel, the CI selection (bat.backends.emulated.selection, only what a GPU accepts) runs
+through the live backend's session and the shared measurement procedure: at the emulation
+size the outputs are compared with the emulated backend's for the same configuration and
+inputs (within the runner's tolerances: GPU arithmetic differs from the CPU's), and at the
+small size every configuration is measured and must be ok.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-from bat.benchmark import load_benchmark
-from bat.kernel import KernelRunner, load_runner
-from bat.nvrtc import DEFAULT_OPTIONS, macro_options
+from bat.backends.live.device import gpu_available
+
+pytestmark = pytest.mark.gpu
+
+if not gpu_available():
+    pytest.skip("needs CuPy and a CUDA device (none found)", allow_module_level=True)
+
+from bat.backends.emulated.selection import ci_selection  # noqa: E402
+from bat.backends.emulated.session import EmulatedSession  # noqa: E402
+from bat.backends.live.session import LiveSession  # noqa: E402
+from bat.backends.procedure import agreement, check, execute  # noqa: E402
+from bat.benchmark import load_benchmark  # noqa: E402
+from bat.kernel import digest  # noqa: E402
 
 BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
-PER_BENCHMARK = 12
 
 
-def _cupy():
-    try:
-        import cupy
-    except ImportError as exc:
-        pytest.skip(f"CuPy is not installed ({exc})")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            pytest.skip("no CUDA device")
-    except cupy.cuda.runtime.CUDARuntimeError as exc:
-        pytest.skip(f"no usable CUDA device ({exc})")
-    return cupy
-
-
-def run_once(cp, runner: KernelRunner, source: str, config: dict, size: dict,
-             host: dict[str, np.ndarray]) -> dict[str, np.ndarray] | str:
-    """Compile, launch every launch of one run, and return the outputs (or why it failed)."""
-    options = (*DEFAULT_OPTIONS, *macro_options(runner.macros(config, size)))
-    try:
-        module = cp.RawModule(code=source, options=options)
-        module.compile()
-    except cp.cuda.compiler.CompileException as exc:
-        return f"compile error: {str(exc).splitlines()[0]}"
-    device = {k: cp.asarray(v) for k, v in host.items() if k not in runner.symbol_names()}
-    for name in runner.symbol_names():
-        symbol = module.get_global(name)
-        data = np.ascontiguousarray(host[name])
-        symbol.copy_from_host(data.ctypes.data, data.nbytes)
-    for launch in runner.launches(config, size):
-        args = [device[a] if isinstance(a, str) else a[1] for a in launch.args]
-        module.get_function(launch.kernel)(launch.grid, launch.block, tuple(args),
-                                           shared_mem=launch.shared_bytes)
-    cp.cuda.Device().synchronize()
-    return {k: cp.asnumpy(device[k]) for k in runner.output_names()}
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("name", BENCHMARKS)
-def test_sampled_configurations_are_correct_on_gpu(name: str) -> None:
-    cp = _cupy()
+def test_live_outputs_agree_with_emulation(name: str) -> None:
     bench = load_benchmark(name)
-    runner = load_runner(name)
-    size = dict(bench.small_problem_size)
-    source = (Path(bench.directory) / bench.kernel["source"]).read_text()
-    host = runner.make_inputs(size, 1)
-    reference = runner.reference(host, size)
-    rng = np.random.default_rng(7)
-    idx = bench.space.sample_valid(min(PER_BENCHMARK, bench.space.count_valid()), rng)
+    size = bench.size("emulation")
+    emulated = EmulatedSession(bench, size)
+    live = LiveSession(bench, size, repeats=1)
+    assert digest(live.host) == digest(emulated.host)
     failures = []
-    for row in idx:
-        config = {k: v.item() if hasattr(v, "item") else v
-                  for k, v in bench.space.config(row).items()}
-        outputs = run_once(cp, runner, source, config, size, host)
-        if isinstance(outputs, str):
-            if name == "convolution" and "shared data" in outputs:
-                continue  # over-sized tiles are data in this space
-            failures.append((config, outputs))
-            continue
-        check = runner.verify(outputs, reference)
-        if not check:
-            failures.append((config, check.message))
-    assert not failures, failures
+    try:
+        for item in ci_selection(bench, size, accept=emulated.gpu_accepts):
+            on_cpu = emulated.verify(item.config)
+            compiled = live.compiler(live.job(0, item.config))
+            if not compiled.ok:
+                failures.append(f"{item.config}: NVRTC through CuPy: {compiled.first_error()}")
+                continue
+            launches = live.runner.launches(item.config, size.values)
+            live.device.load(compiled.cubin, {launch.kernel for launch in launches})
+            on_gpu = execute(live.device, live.runner, live.host, launches, warmups=0, repeats=1).outputs
+            for what, outcome in (("emulated", on_cpu.result), ("live", check(live.runner, on_gpu, live.reference))):
+                if not outcome.ok:
+                    failures.append(f"{item.config}: {what}: {outcome.message}")
+            if on_cpu.ok and not (same := agreement(live.runner, on_gpu, on_cpu.outputs, size.values)):
+                failures.append(f"{item.config}: live and emulated outputs differ: {same.message}")
+    finally:
+        live.close()
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_every_selected_configuration_is_ok_live(name: str) -> None:
+    bench = load_benchmark(name)
+    live = LiveSession(bench, bench.size("small"), repeats=3)
+    gate = EmulatedSession(bench, bench.size("small"))
+    failures = []
+    try:
+        for item in ci_selection(bench, bench.size("emulation"), accept=gate.gpu_accepts):
+            result = live.measure(item.config, live.compiler(live.job(0, item.config)))
+            if not result.ok:
+                failures.append(f"{item.why} {item.config}: {result.status.value}: {result.message}")
+            else:
+                assert len(result.times_ms) == 3 and result.objective_ms > 0
+    finally:
+        live.close()
+    assert not failures, "\n".join(failures)

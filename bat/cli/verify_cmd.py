@@ -56,13 +56,13 @@ def verify(
         chosen.append(Selected(cfg, "--config"))
     if first:
         chosen.append(Selected(bench.space.config(bench.space.unrank_valid([0])[0]), "first valid configuration"))
+    session = EmulatedSession(bench, problem_size, sanitizer=sanitizer, use_gate=gate, block_timeout_s=block_timeout)
     if ci:
-        chosen += ci_selection(bench, problem_size)
+        chosen += ci_selection(bench, problem_size, accept=session.gpu_accepts)
     if random:
         chosen += wider(bench, random, seed)
     if not chosen:
         raise typer.BadParameter("give --config, --first, --random N or --ci")
-    session = EmulatedSession(bench, problem_size, sanitizer=sanitizer, use_gate=gate, block_timeout_s=block_timeout)
     console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
     text = source.read_text() if source else None
     failed = 0

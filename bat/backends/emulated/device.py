@@ -137,8 +137,8 @@ def _differences(name: str, first: np.ndarray, other: np.ndarray, order: str) ->
     width = first.dtype.itemsize
     bad = np.flatnonzero((a != b).reshape(-1, width).any(axis=1))
     at = np.unravel_index(int(bad[0]), first.shape)
-    return (f"{name} depends on the block order: {bad.size} of {first.size} elements differ between the "
-            f"forward and the {order} order; first at {tuple(int(i) for i in at)}: "
+    return (f"{name} depends on the order blocks and their threads run in: {bad.size} of {first.size} "
+            f"elements differ between the forward and the {order} order; first at {tuple(int(i) for i in at)}: "
             f"{first.reshape(-1)[bad[0]]!r} vs {other.reshape(-1)[bad[0]]!r}")
 
 

@@ -25,11 +25,16 @@ MAX_THREADS_PER_BLOCK = 1024
 REGISTERS_PER_BLOCK = 65536
 REGISTER_UNIT = 256  # registers are allocated per warp in multiples of this
 WARP = 32
+#: Part of every cache key: a change of what an entry holds makes older entries unreachable.
+CACHE_FORMAT = 2
 
 
 @dataclass(frozen=True)
 class GateResult:
-    """``refusal`` is "" when a GPU would run the configuration; ``compiled`` False: NVRTC failed."""
+    """``refusal`` is "" when a GPU would run the configuration; ``compiled`` False: NVRTC failed.
+
+    ``seconds`` is what NVRTC took for this configuration, when it ran (``cached``: earlier).
+    """
 
     compiled: bool
     refusal: str
@@ -73,18 +78,18 @@ def check(source: str, name: str, macros: Mapping[str, object], launches: Sequen
     from bat.resources import parse_ptxas_log
 
     version = _nvrtc_version()
-    key = hashlib.sha256(json.dumps([source, name, sorted((k, str(v)) for k, v in macros.items()), ARCH,
-                                     version]).encode()).hexdigest()
+    key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, name, sorted((k, str(v)) for k, v in macros.items()),
+                                     ARCH, version]).encode()).hexdigest()
     path = cache / "nvrtc" / key[:2] / f"{key[2:26]}.json"
     if path.is_file():
         stored = json.loads(path.read_text())
         usage = parse_ptxas_log(stored["log"]) if stored["ok"] else {}
         refusal = stored["error"] if not stored["ok"] else launch_refusal(usage, launches)
-        return GateResult(stored["ok"], refusal, 0.0, cached=True)
+        return GateResult(stored["ok"], refusal, stored["seconds"], cached=True)
     result = compile_source(source, macros, arch=ARCH, name=name)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{id(result)}.tmp")
-    tmp.write_text(json.dumps({"ok": result.ok, "log": result.log if result.ok else "",
+    tmp.write_text(json.dumps({"ok": result.ok, "log": result.log if result.ok else "", "seconds": result.seconds,
                                "error": "" if result.ok else f"NVRTC for {ARCH}: {result.first_error()}"}))
     tmp.replace(path)
     if not result.ok:

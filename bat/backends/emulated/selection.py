@@ -6,8 +6,10 @@ configuration for every combination of the values of its ``kernel.code_paths`` p
 that the constraints allow. Extremes and combinations are looked for in a seeded uniform
 sample of the valid configurations (the whole space when it is small); among equals, a
 configuration that runs at least two blocks at the emulation size is preferred, then the
-one with the fewest threads in all (cheapest to emulate). ``wider`` adds uniformly drawn
-configurations (``bat verify --random``, the slow checks).
+one with the least tiling (quickest to compile), then the fewest threads in all (quickest
+to emulate), and one a GPU would not run is
+passed over when an ``accept`` test is given. ``wider`` adds uniformly drawn
+configurations (``bat verify --random``).
 """
 
 from __future__ import annotations
@@ -50,42 +52,48 @@ def pool(bench: Benchmark, size: int = POOL, seed: int = SEED) -> list[dict[str,
     return [space.config(row) for row in rows]
 
 
-def ci_selection(bench: Benchmark, size: ProblemSize | None = None) -> list[Selected]:
-    """The configurations CI emulates for ``bench`` (see the module docstring), without repeats."""
+def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
+                 accept: Callable[[dict[str, Any]], bool] | None = None) -> list[Selected]:
+    """The configurations CI emulates for ``bench`` (see the module docstring), without repeats.
+
+    ``accept`` (for example: a GPU would run it, bat.backends.emulated.gate) picks, for every
+    criterion, the first acceptable configuration in order of preference.
+    """
     size = size or bench.size("emulation")
     space = bench.space
     candidates = [space.config(space.unrank_valid(np.array([0]))[0]), *pool(bench)]
+    values = dict(size.values)
+    geometry = {id(c): bench.geometry(c, values) for c in candidates}
 
     def threads(c: dict) -> int:
-        return math.prod(bench.geometry(c, dict(size.values))[1])
-
-    def blocks(c: dict) -> int:
-        return math.prod(bench.geometry(c, dict(size.values))[0])
-
-    def cost(c: dict) -> tuple:
-        return (blocks(c) < 2, threads(c) * blocks(c))
+        return math.prod(geometry[id(c)][1])
 
     tiling = _names(bench, "tiling")
+
+    def work(c: dict) -> float:
+        return math.prod(float(c[n]) for n in tiling)
+
+    def cost(c: dict) -> tuple[bool, float, int]:  # one block only last, then least code, fewest threads
+        blocks = math.prod(geometry[id(c)][0])
+        return blocks < 2, work(c), threads(c) * blocks
+
     chosen: list[Selected] = [Selected(candidates[0], "first valid configuration")]
 
-    def best(score: Callable[[dict], float], why: str, among: list[dict] | None = None) -> None:
-        among = candidates if among is None else among
-        if not among:
-            return
-        top = max(score(c) for c in among)
-        pick = min((c for c in among if score(c) == top), key=cost)
-        chosen.append(Selected(pick, why))
+    def best(score: Callable[[dict], float], why: str, among: list[dict]) -> None:
+        for c in sorted(among, key=lambda c: (-score(c), cost(c))):
+            if accept is None or accept(c):
+                chosen.append(Selected(c, why))
+                return
 
-    best(lambda c: -threads(c), "fewest threads per block")
-    best(threads, "most threads per block")
+    best(lambda c: -threads(c), "fewest threads per block", candidates)
+    best(threads, "most threads per block", candidates)
     if tiling:
-        best(lambda c: math.prod(float(c[n]) for n in tiling), f"largest {' x '.join(tiling)}")
+        best(work, f"largest {' x '.join(tiling)}", candidates)
     paths = _names(bench, "code_paths")
     for combo in itertools.product(*(space.parameters[space.names.index(p)].values for p in paths)):
         want = dict(zip(paths, combo, strict=True))
         matching = [c for c in candidates if all(c[k] == v for k, v in want.items())]
-        label = ", ".join(f"{k}={v}" for k, v in want.items())
-        best(lambda c: 0.0, f"code path {label}", matching)
+        best(lambda c: 0.0, "code path " + ", ".join(f"{k}={v}" for k, v in want.items()), matching)
     seen, out = set(), []
     for item in chosen:
         key = tuple(item.config[n] for n in space.names)

@@ -13,6 +13,7 @@ None, ``cost_s`` is the wall time the evaluation took on this machine.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +35,11 @@ BLOCK_TIMEOUT_S = 60.0
 
 @dataclass(frozen=True)
 class Verification:
-    """One configuration checked on the CPU, and where the time went (seconds of this machine)."""
+    """One configuration checked on the CPU, and the seconds this machine spent on it.
+
+    ``gate_s`` is what NVRTC took for this configuration (perhaps in an earlier, cached check);
+    ``build_s`` and ``run_s`` are this check's host build (0 when cached) and emulated run.
+    """
 
     result: EvalResult
     error_ratio: float | None = None  # largest error / tolerance of ``verify`` (None: not compared)
@@ -73,6 +78,15 @@ class EmulatedSession:
         gated = f"only what NVRTC accepts for {gate.ARCH}" if self.use_gate else "no NVRTC gate (cuda-bindings absent)"
         return (f"{self.bench.name} at the {self.size.describe()} on the CPU, {self.builder.describe()}, "
                 f"blocks in {' and '.join(self.orders)} order; {gated}")
+
+    def gpu_accepts(self, config: Mapping[str, Any]) -> bool:
+        """Would a GPU run this configuration (NVRTC for sm_90, launch limits)? True without the gate."""
+        if not self.use_gate:
+            return True
+        values = self.size.values
+        verdict = gate.check(self.source, self.source_name, self.runner.macros(config, values),
+                             self.runner.launches(config, values), self.cache)
+        return verdict.compiled and not verdict.refusal
 
     def verify(self, config: Mapping[str, Any], *, source: str | None = None) -> Verification:
         """Check one configuration (``source`` replaces the kernel's source, e.g. a broken variant)."""
@@ -116,7 +130,7 @@ class EmulatedSession:
             device.close()
         if failure is not None:
             bad = Status.INCORRECT if isinstance(failure, OrderDependenceError) else Status.RUNTIME_ERROR
-            return done(bad, str(failure))
+            return done(bad, f"{failure} (configuration {json.dumps(cfg)})")
         outcome = check(self.runner, outputs, self.reference)
         status = Status.OK if outcome.ok else Status.INCORRECT
         return done(status, outcome.message, outcome.error_ratio, outputs)

@@ -1,0 +1,77 @@
+"""The seven kernels emulated on the CPU: what CI runs, how close to the reference, what it costs.
+
+Run: .venv/bin/python bench/emulate_kernels.py [--sanitizer address|thread|none] [--random N]
+     [--cache DIR] [BENCHMARK ...]
+Prints a Markdown section for bench/RESULTS.md ("Emulated kernels"): per kernel, every
+configuration of the CI selection (bat.backends.emulated.selection; plus N uniformly drawn
+ones with --random), its status, its largest error as a fraction of the tolerance, and the
+seconds this machine spent on it: NVRTC for sm_90 (the gate), the host build, the emulated
+run (both block orders). These are costs of checking on a CPU, never kernel timings. A
+fresh cache directory (the default: a temporary one) measures a cold CI run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import tempfile
+import time
+
+from bat.backends.emulated.selection import ci_selection, wider
+from bat.backends.emulated.session import EmulatedSession
+from bat.benchmark import load_benchmark
+
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("benchmarks", nargs="*", default=BENCHMARKS)
+    parser.add_argument("--sanitizer", default="address", choices=("address", "thread", "none"))
+    parser.add_argument("--random", type=int, default=0, help="add this many uniformly drawn configurations")
+    parser.add_argument("--cache", default=None, help="emulation cache (default: a fresh temporary one)")
+    args = parser.parse_args()
+    tmp = None if args.cache else tempfile.TemporaryDirectory(prefix="bat-emu-bench-")
+    cache = args.cache or tmp.name
+    start = time.perf_counter()
+    sections, totals = [], {"gate": 0.0, "build": 0.0, "run": 0.0, "selection": 0.0, "n": 0}
+    for name in args.benchmarks:
+        bench = load_benchmark(name)
+        session = EmulatedSession(bench, bench.size("emulation"), sanitizer=args.sanitizer, cache=cache)
+        t0 = time.perf_counter()
+        selection = ci_selection(bench, session.size, accept=session.gpu_accepts)
+        totals["selection"] += time.perf_counter() - t0
+        selection += wider(bench, args.random) if args.random else []
+        rows, worst = [], 0.0
+        for item in selection:
+            checked = session.verify(item.config)
+            ratio = "-" if checked.error_ratio is None else f"{checked.error_ratio:.3g}"
+            worst = max(worst, checked.error_ratio or 0.0)
+            status = checked.result.status.value + (f" ({checked.result.message[:80]})" if not checked.ok else "")
+            rows.append(f"| {item.why} | `{json.dumps(item.config)}` | {status} | {ratio} | "
+                        f"{checked.gate_s:.2f} | {checked.build_s:.2f} | {checked.run_s:.2f} |")
+            totals["gate"] += checked.gate_s
+            totals["build"] += checked.build_s
+            totals["run"] += checked.run_s
+            totals["n"] += 1
+        sections.append(f"### {name} ({session.size.describe()})\n\nLargest error of any configuration: "
+                        f"{worst:.3g} of the tolerance.\n\n| why | configuration | status | error / tolerance | "
+                        "NVRTC s | build s | run s |\n|---|---|---|---|---|---|---|\n" + "\n".join(rows))
+    wall = time.perf_counter() - start
+    print("## Emulated kernels\n")
+    print(f"Machine: 2-core x86_64 dev machine, no GPU, Python {platform.python_version()}; "
+          f"{datetime.date.today().isoformat()}; `bench/emulate_kernels.py --sanitizer {args.sanitizer}"
+          f"{f' --random {args.random}' if args.random else ''}`"
+          f"{' (warm cache)' if args.cache else ' (cold cache)'}.\n")
+    print(f"{totals['n']} configurations in {wall:.0f} s wall: NVRTC {totals['gate']:.0f} s, host builds "
+          f"{totals['build']:.0f} s, emulated runs {totals['run']:.0f} s, selection {totals['selection']:.0f} s. "
+          "Seconds are what this machine spent checking, not kernel timings.\n")
+    print("\n\n".join(sections))
+    if tmp is not None:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

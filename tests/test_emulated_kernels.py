@@ -1,0 +1,73 @@
+"""Every kernel run on the CPU under AddressSanitizer + UBSan, on the configurations CI checks.
+
+For each of the seven kernels, bat.backends.emulated.selection picks the first valid
+configuration, the fewest and the most threads per block, the largest tiling and one
+configuration per code-path combination, each one a GPU would accept (NVRTC for sm_90 and
+the launch limits, when cuda-bindings is installed); each is built with the host compiler
+against the CUDA compatibility header, run at the emulation problem size with its blocks
+(and their threads) in forward and in reverse order, and compared with the NumPy reference.
+Executables are cached by source hash (bat.backends.emulated.build), so a second run only
+emulates. The wider check (TSan, random samples) is ``bat verify``; see the README.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from bat.backends.emulated.selection import ci_selection
+from bat.backends.emulated.session import EmulatedSession
+from bat.benchmark import load_benchmark
+from bat.dataset import Status
+
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
+
+
+def session_for(name: str, **options) -> EmulatedSession:
+    bench = load_benchmark(name)
+    return EmulatedSession(bench, bench.size("emulation"), **options)
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_ci_selection_is_correct_under_sanitizers(name: str) -> None:
+    session = session_for(name)
+    selection = ci_selection(session.bench, session.size, accept=session.gpu_accepts)
+    whys = [item.why for item in selection]
+    assert whys[0] == "first valid configuration" and len(selection) >= 4
+    assert any(w.startswith("code path") for w in whys)
+    failures, ran = [], 0
+    for item in selection:
+        checked = session.verify(item.config)
+        refused = checked.result.status is Status.COMPILE_ERROR and checked.result.message.startswith("NVRTC")
+        if refused and item.why == "first valid configuration":
+            continue  # a GPU would not run it either; every other pick was chosen among accepted ones
+        ran += 1
+        if not checked.ok:
+            failures.append(f"{item.why} {item.config}: {checked.result.status.value}: {checked.result.message}")
+        else:
+            assert checked.error_ratio is not None and checked.error_ratio <= 1.0
+            assert checked.result.objective_ms is None and not checked.result.times_ms  # never a timing
+    assert not failures, "\n".join(failures)
+    assert ran >= 4
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_emulation_size_runs_two_blocks_with_partial_edges(name: str) -> None:
+    bench = load_benchmark(name)
+    size = bench.size("emulation")
+    assert set(bench.raw["emulation_problem_size"]) <= set(bench.problem_size)
+    for item in ci_selection(bench, size):
+        grid, _ = bench.geometry(item.config, dict(size.values))
+        assert math.prod(grid) >= 2, (item.why, item.config, grid)
+
+
+def test_selection_covers_every_allowed_code_path_and_the_extremes() -> None:
+    bench = load_benchmark("nbody")
+    selection = ci_selection(bench)
+    combos = {(c.config["use_soa"], c.config["local_mem"], c.config["vector_type"]) for c in selection}
+    allowed = {(soa, mem, vt) for soa in (0, 1) for mem in (0, 1) for vt in (1, 2, 4) if soa == 1 or vt == 1}
+    assert combos == allowed  # use_soa = 0 reads one float4 per body: vector_type 1 only
+    blocks = [c.config["block_size"] for c in selection]
+    assert min(blocks) == 64 and max(blocks) == 512
+    assert max(c.config["outer_unroll_factor"] for c in selection) == 8
