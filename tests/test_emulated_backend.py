@@ -49,7 +49,7 @@ def test_shared_memory_regions_come_from_the_symbol_table() -> None:
 
 def test_the_driver_names_only_kernels_and_symbols() -> None:
     text = driver_source("kernel.cu", ["pnpoly_kernel"], ["vertices"])
-    assert text.index('#include "bat_launch.h"') < text.index('#include "kernel.cu"')  # kernel macros come last
+    assert text.index('#include "bat_pch.h"') < text.index('#include "kernel.cu"')  # kernel macros come last
     assert 'bat_emu::kernel("pnpoly_kernel", pnpoly_kernel)' in text and "float" not in text
 
 

@@ -41,9 +41,10 @@ def verify(
     from bat.cli.console import console
     from bat.cli.inspect_cmd import parse_config
     from bat.errors import TunerError
+    from bat.profile_one import parse_object
 
     bench = load_benchmark(benchmark)
-    problem_size = bench.size(json.loads(size) if size.strip().startswith("{") else size)
+    problem_size = bench.size(parse_object(size, "--size") if size.strip().startswith("{") else size)
     chosen: list[Selected] = []
     if config:
         cfg = parse_config(config)

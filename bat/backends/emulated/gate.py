@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -88,7 +89,7 @@ def check(source: str, name: str, macros: Mapping[str, object], launches: Sequen
         return GateResult(stored["ok"], refusal, stored["seconds"], cached=True)
     result = compile_source(source, macros, arch=ARCH, name=name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{id(result)}.tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one writer per process; the rename is atomic
     tmp.write_text(json.dumps({"ok": result.ok, "log": result.log if result.ok else "", "seconds": result.seconds,
                                "error": "" if result.ok else f"NVRTC for {ARCH}: {result.first_error()}"}))
     tmp.replace(path)
