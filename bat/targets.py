@@ -159,6 +159,9 @@ def live_for(bench: Benchmark, request: TargetRequest) -> Target:
 
 def emulated_for(bench: Benchmark, request: TargetRequest) -> Target:
     """Backend ``emulated``: the kernel compiled for and run on this CPU (correctness only)."""
+    if request.counters:
+        raise BackendError("the emulated backend measures nothing, performance counters included; "
+                           "a tuner that needs counters runs live or on recorded data")
     return emulated_target(bench, request.size)
 
 

@@ -111,10 +111,10 @@ def test_reports_say_what_went_wrong_in_one_line() -> None:
 
 def test_bat_verify_says_correctness_only_first_and_fails_on_a_broken_kernel(tmp_path, capsys) -> None:
     config = json.dumps(CONFIGS["pnpoly"])
-    assert main(["verify", "--benchmark", "pnpoly", "--config", config, "--first"]) == 0
+    assert main(["verify", "--benchmark", "pnpoly", "--config", config, "--first", "--random", "1"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("emulated on the CPU: results are correctness only, never timings")
-    assert "2 of 2 configurations ok" in out
+    assert "3 of 3 configurations ok" in out and "uniform sample (seed 0)" in out
     broken = tmp_path / "kernel.cu"
     source = load_benchmark("pnpoly").directory.joinpath("kernel.cu").read_text()
     broken.write_text(source.replace("if (i < n_points) bitmap[i]", "bitmap[i]"))
@@ -143,9 +143,11 @@ def test_bat_run_emulated_records_statuses_and_never_a_time(tmp_path, capsys) ->
     assert frame["objective_ms"].isna().all() and frame["best_so_far_ms"].isna().all()
 
 
-def test_a_benchmark_without_a_kernel_cannot_be_emulated() -> None:
+def test_what_cannot_be_emulated_is_refused_in_one_line() -> None:
     from bat.errors import BackendError
-    from bat.targets import make_target
+    from bat.targets import TargetRequest, make_target
 
     with pytest.raises(BackendError, match="no CUDA kernel"):
         make_target("coulomb", backend="emulated")
+    with pytest.raises(BackendError, match="performance counters"):
+        make_target("pnpoly", backend="emulated", request=TargetRequest(counters=True))

@@ -98,6 +98,8 @@ VARIANTS = [
            "    float2 p[tile_size];", Status.RUNTIME_ERROR, "no progress", options={"block_timeout_s": 1.0}),
     Broken("convolution", "barrier after the loads removed, under ThreadSanitizer", "    __syncthreads();\n", "",
            Status.RUNTIME_ERROR, "ThreadSanitizer: data race", options={"sanitizer": "thread"}),
+    Broken("gemm", "barrier at the end of the K loop removed, under ThreadSanitizer", "        __syncthreads();\n",
+           "", Status.RUNTIME_ERROR, "ThreadSanitizer: data race", nth=2, options={"sanitizer": "thread"}),
 ]
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -27,7 +28,7 @@ REGISTERS_PER_BLOCK = 65536
 REGISTER_UNIT = 256  # registers are allocated per warp in multiples of this
 WARP = 32
 #: Part of every cache key: a change of what an entry holds makes older entries unreachable.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ def _nvrtc_version() -> str | None:
 def nvrtc_available() -> bool:
     """True when cuda-bindings and the NVRTC wheel are installed (the gate can run)."""
     return _nvrtc_version() is not None
+
+
+def _printable(text: str) -> str:
+    """NVRTC's log line without the NUL and control bytes it may carry."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", "", text).strip()
 
 
 def launch_refusal(usage: Mapping[str, ResourceUsage], launches: Sequence[Launch]) -> str:
@@ -90,9 +96,10 @@ def check(source: str, name: str, macros: Mapping[str, object], launches: Sequen
     result = compile_source(source, macros, arch=ARCH, name=name)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")  # one writer per process; the rename is atomic
+    error = "" if result.ok else f"NVRTC for {ARCH}: {_printable(result.first_error())}"
     tmp.write_text(json.dumps({"ok": result.ok, "log": result.log if result.ok else "", "seconds": result.seconds,
-                               "error": "" if result.ok else f"NVRTC for {ARCH}: {result.first_error()}"}))
+                               "error": error}))
     tmp.replace(path)
     if not result.ok:
-        return GateResult(False, f"NVRTC for {ARCH}: {result.first_error()}", result.seconds)
+        return GateResult(False, error, result.seconds)
     return GateResult(True, launch_refusal(result.usage or {}, launches), result.seconds)

@@ -43,6 +43,7 @@ class Verification:
 
     result: EvalResult
     error_ratio: float | None = None  # largest error / tolerance of ``verify`` (None: not compared)
+    refused: bool = False  # a GPU would not run it (NVRTC or the launch limits): not emulated
     gate_s: float = 0.0
     build_s: float = 0.0
     run_s: float = 0.0
@@ -95,10 +96,9 @@ class EmulatedSession:
         timings = {"gate_s": 0.0, "build_s": 0.0, "run_s": 0.0}
 
         def done(status: Status, message: str = "", ratio: float | None = None,
-                 outputs: dict | None = None) -> Verification:
-            result = EvalResult(config=cfg, status=status, cost_s=time.perf_counter() - start, message=message,
-                                extra={"emulated": 1.0})
-            return Verification(result, ratio, outputs=outputs or {}, **timings)
+                 outputs: dict | None = None, refused: bool = False) -> Verification:
+            result = EvalResult(config=cfg, status=status, cost_s=time.perf_counter() - start, message=message)
+            return Verification(result, ratio, refused, outputs=outputs or {}, **timings)
 
         values = self.size.values
         try:
@@ -110,9 +110,9 @@ class EmulatedSession:
             verdict = gate.check(text, self.source_name, macros, launches, self.cache)
             timings["gate_s"] = verdict.seconds
             if not verdict.compiled:
-                return done(Status.COMPILE_ERROR, verdict.refusal)
+                return done(Status.COMPILE_ERROR, verdict.refusal, refused=True)
             if verdict.refusal:
-                return done(Status.RUNTIME_ERROR, f"a GPU would refuse the launch: {verdict.refusal}")
+                return done(Status.RUNTIME_ERROR, f"a GPU would refuse the launch: {verdict.refusal}", refused=True)
         build = self.builder.build(text, self.source_name, macros, self.runner.kernel_names,
                                    self.runner.symbol_names())
         timings["build_s"] = build.seconds

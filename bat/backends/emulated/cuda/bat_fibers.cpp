@@ -123,6 +123,7 @@ struct Fiber {
     const char* file;
     int line;
     uint3 index;
+    unsigned barriers;  // barriers passed in this block
     void* tsan;
 };
 
@@ -137,7 +138,9 @@ size_t main_size = 0;
 #endif
 #if defined(BAT_EMU_TSAN)
 void* scheduler_tsan = nullptr;
-char block_start, block_end, barrier_sync;  // synchronisation objects: only their addresses matter
+// Synchronisation objects (only their addresses matter). Barriers alternate between two, so a
+// thread leaving one barrier does not see what a faster thread did after it.
+char block_start, block_end, barrier_sync[2];
 #endif
 
 Fiber* fiber(size_t t) {
@@ -235,6 +238,7 @@ void run_block(const Kernel* kernel, void* arguments, size_t threads, bool rever
     for (size_t t = 0; t < threads; ++t) {
         Fiber* f = fiber(t);
         f->state = kReady;
+        f->barriers = 0;
         f->index = uint3{(unsigned)(t % b.x), (unsigned)(t / b.x % b.y), (unsigned)(t / b.x / b.y)};
         make_context(&f->ctx, f->stack, kStack, entry);
     }
@@ -277,11 +281,13 @@ void barrier(const char* file, int line) {
     self->file = file;
     self->line = line;
 #if defined(BAT_EMU_TSAN)
-    __tsan_release(&barrier_sync);
+    char* sync = &barrier_sync[self->barriers & 1];
+    __tsan_release(sync);
 #endif
+    ++self->barriers;
     leave();
 #if defined(BAT_EMU_TSAN)
-    __tsan_acquire(&barrier_sync);
+    __tsan_acquire(sync);
 #endif
 }
 
