@@ -65,9 +65,11 @@ def main() -> None:
           f"{datetime.date.today().isoformat()}; `bench/emulate_kernels.py --sanitizer {args.sanitizer}"
           f"{f' --random {args.random}' if args.random else ''}`"
           f"{' (warm cache)' if args.cache else ' (cold cache)'}.\n")
-    print(f"{totals['n']} configurations in {wall:.0f} s wall: NVRTC {totals['gate']:.0f} s, host builds "
-          f"{totals['build']:.0f} s, emulated runs {totals['run']:.0f} s, selection {totals['selection']:.0f} s. "
-          "Seconds are what this machine spent checking, not kernel timings.\n")
+    print(f"{totals['n']} configurations in {wall:.0f} s wall: choosing them {totals['selection']:.0f} s (of which "
+          f"NVRTC for the chosen ones {totals['gate']:.0f} s, the rest NVRTC for candidates a GPU refuses and "
+          f"sampling), host builds {totals['build']:.0f} s, emulated runs {totals['run']:.0f} s (both block orders). "
+          "Seconds are what this machine spent checking, never kernel timings; the NVRTC column is the compile "
+          "made while choosing.\n")
     print("\n\n".join(sections))
     if tmp is not None:
         tmp.cleanup()

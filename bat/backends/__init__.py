@@ -1,1 +1,3 @@
-"""Backends evaluate configurations: replay of recorded data, live CuPy, shell commands."""
+"""Backends evaluate configurations: replay of recorded data, live CuPy, the kernels emulated on
+the CPU (correctness only), shell commands; ``procedure`` is the measurement every kernel
+backend shares."""

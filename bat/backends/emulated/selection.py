@@ -4,18 +4,22 @@ For one benchmark: the first valid configuration (id order), the fewest and the 
 per block, the largest product of the space file's ``kernel.tiling`` parameters, and one
 configuration for every combination of the values of its ``kernel.code_paths`` parameters
 that the constraints allow. Extremes and combinations are looked for in a seeded uniform
-sample of the valid configurations (the whole space when it is small); among equals, a
-configuration that runs at least two blocks at the emulation size is preferred, then the
-one with the least tiling (quickest to compile), then the fewest threads in all (quickest
-to emulate), and one a GPU would not run is
-passed over when an ``accept`` test is given. ``wider`` adds uniformly drawn
-configurations (``bat verify --random``).
+sample of the valid configurations (the whole space when it is small), among those that
+run at least two blocks at the emulation size when there are any; among equals, the one
+with the least tiling, then the fewest threads in all. Every parameter a criterion is not
+about is then lowered to its smallest value that keeps the configuration valid (and
+running two blocks): an extreme in one dimension is plain in the others, and quick to
+compile (NVRTC takes a minute to unroll Dedispersion's channel loop 1,536 times, which
+changes nothing on the CPU; test_kernels_compile.py compiles such extremes). One a GPU
+would not run is passed over when an ``accept`` test is given. ``wider`` adds uniformly
+drawn configurations (``bat verify --random``).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -59,41 +63,54 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
     ``accept`` (for example: a GPU would run it, bat.backends.emulated.gate) picks, for every
     criterion, the first acceptable configuration in order of preference.
     """
-    size = size or bench.size("emulation")
     space = bench.space
-    candidates = [space.config(space.unrank_valid(np.array([0]))[0]), *pool(bench)]
-    values = dict(size.values)
-    geometry = {id(c): bench.geometry(c, values) for c in candidates}
+    values = dict((size or bench.size("emulation")).values)
+    tiling, paths = _names(bench, "tiling"), _names(bench, "code_paths")
+    block_text = " ".join(str(e) for e in bench.launch.get("block", []))
+    shape = [n for n in space.names if re.search(rf"\b{n}\b", block_text)]
 
     def threads(c: dict) -> int:
-        return math.prod(geometry[id(c)][1])
+        return math.prod(bench.geometry(c, values)[1])
 
-    tiling = _names(bench, "tiling")
+    def blocks(c: dict) -> int:
+        return math.prod(bench.geometry(c, values)[0])
 
     def work(c: dict) -> float:
         return math.prod(float(c[n]) for n in tiling)
 
-    def cost(c: dict) -> tuple[bool, float, int]:  # one block only last, then least code, fewest threads
-        blocks = math.prod(geometry[id(c)][0])
-        return blocks < 2, work(c), threads(c) * blocks
+    def valid(c: dict) -> bool:
+        return bool(space.is_valid(space.index(c)[None, :])[0])
 
+    def simplest(c: dict, keep: set[str]) -> dict:
+        """``c`` with every other parameter at its smallest value that keeps it valid and multi-block."""
+        for name in space.names:
+            if name in keep:
+                continue
+            for value in sorted(space.parameters[space.names.index(name)].values):
+                trial = {**c, name: value}
+                if value == c[name] or (valid(trial) and (blocks(trial) >= 2 or blocks(c) < 2)):
+                    c = trial
+                    break
+        return c
+
+    candidates = [space.config(space.unrank_valid(np.array([0]))[0]), *pool(bench)]
     chosen: list[Selected] = [Selected(candidates[0], "first valid configuration")]
 
-    def best(score: Callable[[dict], float], why: str, among: list[dict]) -> None:
-        for c in sorted(among, key=lambda c: (-score(c), cost(c))):
+    def best(score: Callable[[dict], float], why: str, among: list[dict], keep: set[str]) -> None:
+        ranked = sorted(among, key=lambda c: (blocks(c) < 2, -score(c), work(c), threads(c) * blocks(c)))
+        for c in (simplest(c, keep | set(paths)) for c in ranked):
             if accept is None or accept(c):
                 chosen.append(Selected(c, why))
                 return
 
-    best(lambda c: -threads(c), "fewest threads per block", candidates)
-    best(threads, "most threads per block", candidates)
+    best(lambda c: -threads(c), "fewest threads per block", candidates, set(shape))
+    best(threads, "most threads per block", candidates, set(shape))
     if tiling:
-        best(work, f"largest {' x '.join(tiling)}", candidates)
-    paths = _names(bench, "code_paths")
+        best(work, f"largest {' x '.join(tiling)}", candidates, set(tiling))
     for combo in itertools.product(*(space.parameters[space.names.index(p)].values for p in paths)):
         want = dict(zip(paths, combo, strict=True))
         matching = [c for c in candidates if all(c[k] == v for k, v in want.items())]
-        best(lambda c: 0.0, "code path " + ", ".join(f"{k}={v}" for k, v in want.items()), matching)
+        best(lambda c: 0.0, "code path " + ", ".join(f"{k}={v}" for k, v in want.items()), matching, set())
     seen, out = set(), []
     for item in chosen:
         key = tuple(item.config[n] for n in space.names)
