@@ -138,6 +138,7 @@ def test_bat_run_emulated_records_statuses_and_never_a_time(tmp_path, capsys) ->
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("emulated on the CPU: results are correctness only, never timings")
     assert any("configurations verified correct: 2 of 2 (no timings)" in line for line in lines)
+    assert any("time spent checking on this machine" in line for line in lines)
     frame, meta = read_trace(out)
     assert meta["backend"] == "emulated" and list(frame["status"]) == ["ok", "ok"]
     assert frame["objective_ms"].isna().all() and frame["best_so_far_ms"].isna().all()

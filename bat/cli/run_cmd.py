@@ -95,7 +95,9 @@ def run(
         f"evaluations: {result.evaluated} ({result.failed} failed); proposals rejected by constraints: "
         f"{result.rejected} (invalid rate {result.invalid_rate:.1%}); repeats: {result.repeated}"
     )
-    console.print(f"tuner time: {result.tuner_s:.2f} s; simulated tuning time: {result.cost_s:.1f} s")
+    spent = ("time spent checking on this machine" if target.backend.name == "emulated"
+             else "simulated tuning time")
+    console.print(f"tuner time: {result.tuner_s:.2f} s; {spent}: {result.cost_s:.1f} s")
     if target.dataset is not None:
         from bat.costs import recorded_costs
 
