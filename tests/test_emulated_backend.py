@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from kernel_configs import CONFIGS
 
-from bat.backends.emulated.build import driver_source
+from bat.backends.emulated.build import cache_root, driver_source
 from bat.backends.emulated.device import EmulatedDevice, report
 from bat.backends.emulated.session import EmulatedSession
 from bat.backends.procedure import allocate, check, execute
@@ -94,7 +94,7 @@ def test_reports_say_what_went_wrong_in_one_line() -> None:
         "==24993==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x632000014100 at pc 0x55ffc0610273 "
         "bp 0x7f5531b55ea0 sp 0x7f5531b55e98",
         "WRITE of size 4 at 0x632000014100 thread T0",
-        "    #0 0x55ffc0610272 in pnpoly_kernel /home/u/.cache/bat/emulated/bin/f2/.build-z8yfw2ez/kernel.cu:63",
+        f"    #0 0x55ffc0610272 in pnpoly_kernel {cache_root()}/bin/f2/.build-z8yfw2ez/kernel.cu:63",
         "    #1 0x55ffc0611234 in bat_emu::Binder<int*, float2 const*>::call(void*) bat_launch.h:95",
         "0x632000014100 is located 84 bytes to the right of 80044-byte region [0x632000000800,0x6320000140ac)",
         "bat-emu: during kernel pnpoly_kernel (launch 1), block (78, 0, 0), thread (0, 0, 0)",
