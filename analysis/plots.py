@@ -25,6 +25,7 @@ from analysis.convergence import Curve
 from analysis.distribution import Distribution
 from analysis.importance import Importance
 from analysis.portability import Portability
+from bat.atomic import publish
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -53,11 +54,10 @@ def _figure(figsize: tuple[float, float]) -> tuple[Figure, Any]:
 
 
 def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
-    """Write ``path``.png (and .svg) with a tight bounding box; close the figure; return the PNG path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path.with_suffix(".png"), dpi=150, bbox_inches="tight")
+    """Write ``path``.png (and .svg) atomically, with a tight bounding box; close the figure; return the PNG."""
+    publish(path.with_suffix(".png"), lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format="png"))
     if svg:
-        fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
+        publish(path.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, bbox_inches="tight", format="svg"))
     pyplot().close(fig)
     return path.with_suffix(".png")
 

@@ -32,6 +32,7 @@ from analysis.score import aggregate, run_curve, score_runs, target_baseline
 from analysis.sizes import size_row
 from analysis.speedup import DEFINITIONS, max_speedup_over_median
 from analysis.surrogate import surrogate_fitness
+from bat.atomic import write_text
 from bat.errors import UnknownNameError
 
 Progress = Callable[[str, float], None]
@@ -226,10 +227,8 @@ def write_report(results: list[dict[str, Any]], settings: AnalyzeSettings, out: 
               for r in results}
     plots.plot_speedup(values, f"{definition}: {DEFINITIONS[definition]}", out / "figures" / "speedup")
     payload = {"settings": settings.to_dict(), "benchmarks": results}
-    (out / "results.json").write_text(json.dumps(payload, indent=1, default=_json_default))
-    path = out / "report.md"
-    path.write_text(markdown(results, settings.to_dict(), out))
-    return path
+    write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))
+    return write_text(out / "report.md", markdown(results, settings.to_dict(), out))
 
 
 def _json_default(v: Any) -> Any:

@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bat.atomic import publish
 from bat.errors import DatasetError, SpaceMismatchError
 
 if TYPE_CHECKING:
@@ -185,17 +186,14 @@ class Dataset:
             raise SpaceMismatchError(f"dataset {self.name} does not match space {space.name}: " + "; ".join(problems))
 
     # -- disk ----------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
+        """Write the dataset atomically (``overwrite=False``: never replace an existing file)."""
         table = pa.Table.from_pandas(self.frame.reset_index(drop=True), preserve_index=False)
         meta = dict(table.schema.metadata or {})
         meta[META_KEY] = self.meta.to_json().encode()
         meta[b"bat_parameters"] = json.dumps(list(self.parameters)).encode()
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        pq.write_table(table.replace_schema_metadata(meta), tmp, compression="zstd")
-        tmp.replace(path)
-        return path
+        table = table.replace_schema_metadata(meta)
+        return publish(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"), overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> Dataset:

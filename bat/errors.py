@@ -79,3 +79,14 @@ class ProtocolError(BatError, ValueError):
 
 class UnsafeNameError(BatError, ValueError):
     """A name that cannot become part of a file name, or a write into the installed package."""
+
+
+class OutputError(BatError, OSError):
+    """An output path that cannot be written, or exists and may not be replaced (says how to proceed)."""
+
+    def __str__(self) -> str:  # OSError would otherwise format errno and filename
+        return str(self.args[0])
+
+
+class FolderInUseError(BatError, RuntimeError):
+    """An output folder locked by another running process (the message names it)."""

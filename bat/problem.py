@@ -11,6 +11,7 @@ dataset) it reads from ``problem.facts``, never from the backend.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -120,8 +121,8 @@ class Budget:
             raise ValueError("a budget needs max_evals or max_time_s")
         if self.max_evals is not None and self.max_evals < 1:
             raise ValueError(f"max_evals must be >= 1, got {self.max_evals}")
-        if self.max_time_s is not None and self.max_time_s <= 0:
-            raise ValueError(f"max_time_s must be > 0, got {self.max_time_s}")
+        if self.max_time_s is not None and not 0 < self.max_time_s < math.inf:  # nan is no limit
+            raise ValueError(f"max_time_s must be finite and > 0, got {self.max_time_s}")
 
     def progress(self, evals: int, cost_s: float) -> float:
         """Fraction of the budget spent, in [0, 1] (drives progress bars)."""

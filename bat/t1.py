@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from bat.atomic import write_text
 from bat.errors import SpaceSpecError
 from bat.expressions import FUNCTION_NAMES, Expression, parse_expression
 
@@ -336,7 +337,7 @@ def _kernel_spec(raw: Mapping[str, Any], fixed: Mapping[str, Any]) -> dict[str, 
             "ProblemSize": sizes or [1], "SharedMemory": 0, "Arguments": []}
 
 
-def write_t1(raw: Mapping[str, Any], directory: Path, out: str | Path) -> Path:
+def write_t1(raw: Mapping[str, Any], directory: Path, out: str | Path, *, overwrite: bool = True) -> Path:
     """Write the T1 document of a space-file dict whose file lies in ``directory``.
 
     ``KernelFile`` is written relative to ``out``'s folder (where Kernel Tuner looks for it)
@@ -350,6 +351,5 @@ def write_t1(raw: Mapping[str, Any], directory: Path, out: str | Path) -> Path:
             kernel_file = os.path.relpath((directory / source).resolve(), out.resolve().parent)
         except ValueError:  # another drive (Windows): an absolute path is all there is
             kernel_file = str((directory / source).resolve())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(space_to_t1(raw, kernel_file=kernel_file), indent=2) + "\n")
-    return out
+    return write_text(out, json.dumps(space_to_t1(raw, kernel_file=kernel_file), indent=2) + "\n",
+                      overwrite=overwrite)

@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from bat.atomic import publish
 from bat.errors import DatasetError
 from bat.problem import Event, profile_cost_s
 
@@ -66,18 +67,18 @@ class TraceRecorder:
         cols = [*self.parameters, *TRACE_COLUMNS]
         return pd.DataFrame.from_records(self._rows, columns=cols)
 
-    def save(self, path: str | Path) -> Path:
-        return write_trace(self.frame(), self.meta, path)
+    def save(self, path: str | Path, *, overwrite: bool = True, numbered: bool = False) -> Path:
+        return write_trace(self.frame(), self.meta, path, overwrite=overwrite, numbered=numbered)
 
 
-def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path, *, overwrite: bool = True,
+                numbered: bool = False) -> Path:
+    """Write a trace atomically; ``overwrite`` and ``numbered`` as in ``bat.atomic.publish``."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     schema_meta = dict(table.schema.metadata or {})
     schema_meta[META_KEY] = json.dumps(meta, sort_keys=True, default=str).encode()
-    pq.write_table(table.replace_schema_metadata(schema_meta), path)
-    return path
+    table = table.replace_schema_metadata(schema_meta)
+    return publish(path, lambda tmp: pq.write_table(table, tmp), overwrite=overwrite, numbered=numbered)
 
 
 def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -35,9 +35,7 @@ Definitions (also written into every output):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -84,7 +82,8 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return self.regressed.empty
+        """No cell regressed, and at least one was compared (a gate that compared nothing fails)."""
+        return len(self.cells) > 0 and self.regressed.empty
 
 
 def observations(records: list[RunRecord], remeasure: int) -> pd.DataFrame:
@@ -182,20 +181,6 @@ def _scores(campaign: Campaign, cells: pd.DataFrame) -> dict[str, dict[str, floa
             row[str(b)] = float(s.mean()) if len(s) else None
         out[t.label] = row
     return out
-
-
-def load_baseline(path: str | Path) -> pd.DataFrame:
-    """The observations of an earlier ``bat compare`` (its results.json)."""
-    path = Path(path)
-    try:
-        raw = json.loads(path.read_text())
-        frame = pd.DataFrame(raw["observations"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DatasetError(f"{path}: not a `bat compare` results.json ({exc})") from exc
-    missing = {*CELL, "perf"} - set(frame.columns)
-    if missing:
-        raise DatasetError(f"{path}: observations lack {sorted(missing)}")
-    return frame
 
 
 def gate(analysis: Analysis, baseline: pd.DataFrame, *, source: str, alpha: float,

@@ -12,7 +12,7 @@ Executors: ``workers == 1`` runs in this process; otherwise a
 dataset once and keeps it); with ``scheduler`` the runs go to a Dask
 distributed cluster through ``Client.get_executor`` (the same futures
 interface). A live GPU backend always runs in this process, one run at a
-time.
+time. Local workers die with this process (bat.lifetime), a ``kill -9`` included.
 
 Per budget b a run reports the best configuration among its first b charged
 evaluations (with replay noise: the one with the best observed objective,
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ from analysis.compare.campaign import Campaign, RunSpec
 from analysis.compare.store import RunRecord, RunStore
 from bat.driver import run_tuner
 from bat.errors import MissingDependencyError
+from bat.lifetime import die_with_parent
 from bat.problem import Budget
 from bat.targets import Target, TargetRequest, make_target, replay_target
 
@@ -207,7 +209,8 @@ def _executor(workers: int, scheduler: str | None) -> Iterator[cf.Executor | Non
     if workers <= 1:
         yield None
         return
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=die_with_parent, initargs=(os.getpid(),))  # no orphans
     try:
         yield pool
     finally:

@@ -22,6 +22,7 @@ from analysis.compare.assess import Analysis
 from analysis.compare.campaign import Campaign
 from analysis.compare.methodology import Methodology
 from analysis.compare.store import RunRecord
+from bat.atomic import write_text
 from bat.targets import NOISE_MODES
 
 #: Significant pairwise differences listed in the Markdown (all are in the JSON).
@@ -52,8 +53,7 @@ def write_json(path: Path, campaign: Campaign, analysis: Analysis, records: list
         "runs": [{"meta": r.meta, "trace": {c: _clean(r.trace[c].tolist()) for c in r.trace.columns}}
                  for r in records],
     }
-    path.write_text(json.dumps(_clean(doc), allow_nan=False, default=_plain))
-    return path
+    return write_text(path, json.dumps(_clean(doc), allow_nan=False, default=_plain))
 
 
 def markdown(campaign: Campaign, analysis: Analysis) -> str:
@@ -186,16 +186,17 @@ def write_iohprofiler(out: Path, campaign: Campaign, m: Methodology) -> Path:
 def _gate_lines(analysis: Analysis) -> list[str]:
     g = analysis.gate
     assert g is not None
-    verdict = "PASSED" if g.passed else f"FAILED: {len(g.regressed)} cell(s) regressed"
+    verdict = ("PASSED" if g.passed else "FAILED: no cell compared" if g.cells.empty
+               else f"FAILED: {len(g.regressed)} cell(s) regressed")
     lines = [f"## Gate against `{g.baseline}`: {verdict}", "",
              f"A cell regresses when Holm-adjusted p < {g.alpha:g} (over {len(g.cells)} cells) and "
-             f"CLES(current better than baseline) < {g.cles_threshold:g}."]
-    if not g.passed:
-        rows = [[f"`{r.label}`", f"{r.benchmark}/{r.gpu}", r.budget, f"{r.median:.3f}",
-                 f"{r.median_baseline:.3f}", f"{r.cles_better:.2f}", f"{r.p_holm:.2g}"]
-                for r in g.regressed.itertuples()]
-        lines += ["", _table(["tuner", "target", "budget", "median", "baseline median", "CLES", "p (Holm)"],
-                             rows)]
+             f"CLES(current better than baseline) < {g.cles_threshold:g}. Cells compared:"]
+    rows = [[f"`{r.label}`", f"{r.benchmark}/{r.gpu}", r.budget, f"{r.median:.3f}",
+             f"{r.median_baseline:.3f}", f"{r.cles_better:.2f}", f"{r.p_holm:.2g}",
+             "**regressed**" if r.regressed else "ok"]
+            for r in g.cells.itertuples()]
+    lines += ["", _table(["tuner", "target", "budget", "median", "baseline median", "CLES", "p (Holm)",
+                          "verdict"], rows)]
     if g.missing:
         lines += ["", f"Not in the baseline (not gated): {', '.join(g.missing)}."]
     return lines
@@ -247,7 +248,7 @@ def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: li
     """``summary.md``, ``results.json``, ``iohprofiler/`` and (unless ``plots`` is False) ``plots/*.png``."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {"summary": out / "summary.md", "json": out / "results.json"}
-    paths["summary"].write_text(markdown(campaign, analysis))
+    write_text(paths["summary"], markdown(campaign, analysis))
     write_json(paths["json"], campaign, analysis, records)
     if analysis.methodology is not None:
         paths["iohprofiler"] = write_iohprofiler(out / "iohprofiler", campaign, analysis.methodology)

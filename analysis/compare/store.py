@@ -2,14 +2,13 @@
 
 ``<out>/runs/<run_id>.parquet`` holds the run's trace with its metadata
 (spec, seed, per-budget results) under the trace metadata key; the file is
-written under a temporary name and renamed, so an interruption never leaves
+written under a unique temporary name and renamed, so an interruption never leaves
 a half-written run behind. A rerun of the same campaign reads the ids of the
 files present and skips those runs.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,11 +44,7 @@ class RunStore:
         return {p.stem for p in self.root.glob("*.parquet")}
 
     def write(self, record: RunRecord) -> Path:
-        final = self.path(record.run_id)
-        tmp = final.with_name(final.name + ".partial")
-        write_trace(record.trace, record.meta, tmp)
-        os.replace(tmp, final)
-        return final
+        return write_trace(record.trace, record.meta, self.path(record.run_id))  # atomic, unique temporary name
 
     def read(self, run_id: str) -> RunRecord:
         frame, meta = read_trace(self.path(run_id))

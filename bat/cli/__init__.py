@@ -1,19 +1,30 @@
 """The ``bat`` command: typer app; each command lives in its own module here.
 
-Errors that BAT raises on purpose (``BatError``) and bad arguments become one
-line on stderr and exit status 2.
+``main`` is the one error path of every command. A user mistake (a bad
+option or argument, a malformed file, an unknown name: ``BatError``, typer's
+usage errors, an ``OSError`` on a path) prints one line naming the culprit
+and exits 2; an interruption exits 130; anything else is a bug in BAT and
+prints one line with a hint to rerun with ``--debug``, exit 1. ``--debug``
+(anywhere on the command line) adds the traceback.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
 import typer
+from rich.markup import escape
+from typer._click.exceptions import ClickException, UsageError
 
 from bat.cli.console import err_console
 from bat.errors import BatError
+
+#: Exit status of a user mistake (bad input), of a bug in BAT, and of an interruption.
+EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 1, 130
+DEBUG_FLAG = "--debug"
 
 app = typer.Typer(
     name="bat",
@@ -29,6 +40,8 @@ def _options(
     data_dir: Path = typer.Option(None, "--data-dir", envvar="BAT_DATA_DIR", show_envvar=True,
                                   help="Your data folder: imports, recordings and run traces go there "
                                        "(default ./bat-data)."),
+    debug: bool = typer.Option(False, DEBUG_FLAG, help="Show the traceback of an error (accepted anywhere "
+                                                       "on the command line)."),
 ) -> None:
     """BAT: a benchmark suite for GPU kernel autotuners."""
     if data_dir is not None:  # worker processes inherit it through the environment
@@ -57,22 +70,62 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, turning BatError into one line and exit status 2."""
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = _take_debug_flag(args)
     try:
-        code = app(args=argv, standalone_mode=False)  # click returns typer.Exit's code here
-    except BatError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        return 2
+        code = app(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
     except typer.Exit as exc:
         return exc.exit_code
-    except typer.Abort:
-        err_console.print("aborted")
-        return 130
-    except Exception as exc:  # click's usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show(file=sys.stderr)
-            return 2
-        raise
+    except BatError as exc:
+        return _fail(str(exc), EXIT_USAGE, debug)
+    except ClickException as exc:  # typer's own copy of click: usage errors
+        return _fail(_usage_line(exc), EXIT_USAGE, debug)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED, debug)
+    except OSError as exc:  # a path the user gave: missing, unwritable, a folder, a full disk
+        return _fail(_os_line(exc), EXIT_USAGE, debug)
+    except typer.Abort as exc:  # typer turns an unexpected end of input (EOFError) into this
+        return _fail(_internal_line(exc.__cause__ or exc), EXIT_INTERNAL, debug)
+    except Exception as exc:
+        return _fail(_internal_line(exc), EXIT_INTERNAL, debug)
     return code if isinstance(code, int) else 0
+
+
+def _take_debug_flag(args: list[str]) -> bool:
+    """Remove every ``--debug`` before a ``--`` from ``args``; True when there was one."""
+    end = args.index("--") if "--" in args else len(args)
+    found = DEBUG_FLAG in args[:end]
+    args[:end] = [a for a in args[:end] if a != DEBUG_FLAG]
+    return found
+
+
+def _fail(line: str, code: int, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    return code
+
+
+def _usage_line(exc: ClickException) -> str:
+    """typer's usage message on one line, with the command's help hint and, for a bad command, the commands."""
+    line = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None) if isinstance(exc, UsageError) else None
+    if ctx is None:
+        return line
+    list_commands = getattr(ctx.command, "list_commands", None)
+    if list_commands is not None and "command" in line.lower():
+        line = line.rstrip(".") + f"; commands: {', '.join(list_commands(ctx))}"
+    return f"{line} (see `{ctx.command_path} --help`)"
+
+
+def _os_line(exc: OSError) -> str:
+    where = exc.filename if exc.filename is not None else "a file"
+    other = f" -> {exc.filename2}" if exc.filename2 is not None else ""
+    return f"{where}{other}: {exc.strerror or exc}"
+
+
+def _internal_line(exc: BaseException) -> str:
+    detail = " ".join(str(exc).split())[:300]
+    return (f"internal error ({type(exc).__name__}{': ' + detail if detail else ''}); this is a bug in BAT: "
+            f"rerun with {DEBUG_FLAG} for the traceback and report it")

@@ -31,7 +31,8 @@ def analyze(
     repeats: int = typer.Option(3, "--repeats", min=2, help="Shuffles per parameter for PFI."),
     traces: list[Path] = typer.Option(None, "--trace", help="Tuner trace files: convergence curves and the "
                                                            "methodology score of each tuner."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the models and shuffles."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the models and shuffles."),
+    force: bool = typer.Option(False, "--force", help="Replace the report of an earlier run in --out."),
 ) -> None:
     """Analyse the search space of benchmarks from their recorded data and write a report."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -39,6 +40,7 @@ def analyze(
     from analysis.data import group_by_space, load_benchmark_data, load_dataset_data
     from analysis.model import ModelSettings
     from analysis.report import AnalyzeSettings, analyze_benchmark, write_report
+    from bat.atomic import check_writable, check_writable_folder
     from bat.cli.console import console
     from bat.errors import DatasetError
     from bat.registry import dataset_entries
@@ -50,6 +52,9 @@ def analyze(
         jobs += load_dataset_data(list(dataset or []))
     if not jobs:
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
+    check_writable_folder(out, what="--out")
+    for name in ("report.md", "results.json"):
+        check_writable(out / name, overwrite=force, what="--out")
     settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
                                noise_alpha=noise_alpha, centrality_variant=variant,
                                neighbourhood=neighbourhood, importance=not no_importance,

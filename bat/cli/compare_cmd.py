@@ -10,6 +10,11 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.options import finite
+
+#: Seconds to wait for a --scheduler to answer.
+SCHEDULER_TIMEOUT_S = 10
+
 
 def _split(text: str | None) -> list[str] | None:
     return [p.strip() for p in text.split(",") if p.strip()] if text else None
@@ -29,13 +34,14 @@ def compare(
     budgets: str = typer.Option(None, "--budgets", help="Comma-separated evaluation budgets "
                                                         "(default 25,50,100,200,400)."),
     repeats: int = typer.Option(10, "--repeats", "-r", min=1, help="Runs per cell, each with its own seed."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Campaign seed (run seeds derive from it)."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Campaign seed (run seeds derive from it)."),
     out: Path = typer.Option(Path("compare-out"), "--out", "-o",
                              help="Output folder; finished runs in OUT/runs are reused on a rerun."),
     baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 1 when a "
                                                            "cell is significantly worse."),
-    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="Significance level (after Holm)."),
-    cles_threshold: float = typer.Option(0.4, "--cles-threshold", min=0.0, max=1.0,
+    alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, callback=finite,
+                                help="Significance level (after Holm)."),
+    cles_threshold: float = typer.Option(0.4, "--cles-threshold", min=0.0, max=1.0, callback=finite,
                                          help="Gate: a cell regresses only when CLES(current better than "
                                               "baseline) is below this."),
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes."),
@@ -58,13 +64,16 @@ def compare(
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from analysis.compare.assess import analyse, gate, load_baseline
+    from analysis.compare.assess import analyse, gate
+    from analysis.compare.baseline import check_overlap, load_baseline
     from analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
     from analysis.compare.execute import run_campaign
     from analysis.compare.methodology import parse_success
     from analysis.compare.presets import preset as get_preset
     from analysis.compare.report import write_outputs
+    from bat.atomic import check_writable_folder
     from bat.cli.console import console
+    from bat.locking import FolderLock
 
     success = parse_success(success)  # a bad value fails before any run
     p = get_preset(preset) if preset else None
@@ -93,44 +102,71 @@ def compare(
     )
     for t in campaign.tuners:
         t.build()  # an unknown or broken tuner fails before any run
-    base = load_baseline(baseline) if baseline else None
-    with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("runs", total=None)
-        done = run_campaign(campaign, out, workers=workers, scheduler=scheduler,
-                            progress=lambda k, n: bar.update(task, completed=k, total=n))
-    console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs'} "
-                  f"({done.wall_s:.1f} s)")
-    result = analyse(campaign, done.records, alpha=alpha, success=success)
-    if base is not None:
-        result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
-    paths = write_outputs(out, campaign, result, done.records, plots=plots)
-    console.print(f"summary: {paths['summary']}; numbers and traces: {paths['json']}")
-    m = result.methodology
-    for t in (m.targets if m is not None else []):
-        if t.check.flagged:
-            console.print(f"[yellow]data check flagged {t.name}:[/] " + "; ".join(f.message for f in t.check.flags),
+    base = load_baseline(baseline) if baseline else None  # and a baseline that could not gate this campaign
+    gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
+    if scheduler:
+        _check_scheduler(scheduler)
+    check_writable_folder(out, what="--out")
+    with FolderLock(out, "--out"):  # a second campaign on this folder exits 2 naming this one
+        with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task("runs", total=None)
+            done = run_campaign(campaign, out, workers=workers, scheduler=scheduler,
+                                progress=lambda k, n: bar.update(task, completed=k, total=n))
+        console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs'} "
+                      f"({done.wall_s:.1f} s)")
+        result = analyse(campaign, done.records, alpha=alpha, success=success)
+        if base is not None:
+            result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
+        paths = write_outputs(out, campaign, result, done.records, plots=plots)
+        console.print(f"summary: {paths['summary']}; numbers and traces: {paths['json']}")
+        m = result.methodology
+        for t in (m.targets if m is not None else []):
+            if t.check.flagged:
+                console.print(f"[yellow]data check flagged {t.name}:[/] " + "; ".join(f.message for f in t.check.flags),
+                              highlight=False)
+        for label, s in result.scores.items():
+            score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
+            line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
+            if m is not None:
+                for axis in ("evaluations", "time"):
+                    a = m.aggregate(label, axis)
+                    if a["score"] is not None:
+                        ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
+                        line += f"; methodology score on {axis} {a['score']:+.3f}{ci}"
+            console.print(line + " (0 = random search, 1 = the optimum)", highlight=False)
+        if result.gate is not None:
+            g = result.gate
+            compared = ["{} on {}/{} at {}".format(*c) for c in g.cells[["label", "benchmark", "gpu", "budget"]]
+                        .itertuples(index=False, name=None)]
+            console.print(f"gate: {len(compared)} cell(s) compared with {baseline}: {'; '.join(compared) or 'none'}",
                           highlight=False)
-    for label, s in result.scores.items():
-        score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
-        line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
-        if m is not None:
-            for axis in ("evaluations", "time"):
-                a = m.aggregate(label, axis)
-                if a["score"] is not None:
-                    ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
-                    line += f"; methodology score on {axis} {a['score']:+.3f}{ci}"
-        console.print(line + " (0 = random search, 1 = the optimum)", highlight=False)
-    if result.gate is not None:
-        g = result.gate
-        if g.passed:
-            console.print(f"gate passed: no cell significantly worse than {baseline}")
-        else:
-            for r in g.regressed.itertuples():
-                console.print(f"[red]regressed[/]: {r.label} on {r.benchmark}/{r.gpu} at {r.budget} "
-                              f"(median {r.median:.3f} vs {r.median_baseline:.3f}, CLES {r.cles_better:.2f}, "
-                              f"p {r.p_holm:.2g})", highlight=False)
-            raise typer.Exit(1)
+            if not compared:
+                console.print(f"[red]gate failed[/]: no cell compared (expected {'; '.join(gated)})", highlight=False)
+                raise typer.Exit(1)
+            if g.passed:
+                console.print(f"gate passed: no cell significantly worse than {baseline}")
+            else:
+                for r in g.regressed.itertuples():
+                    console.print(f"[red]regressed[/]: {r.label} on {r.benchmark}/{r.gpu} at {r.budget} "
+                                  f"(median {r.median:.3f} vs {r.median_baseline:.3f}, CLES {r.cles_better:.2f}, "
+                                  f"p {r.p_holm:.2g})", highlight=False)
+                raise typer.Exit(1)
+
+
+def _check_scheduler(address: str) -> None:
+    """Connect to the Dask scheduler once, so a wrong address fails before anything is written."""
+    from bat.errors import BackendError, MissingDependencyError
+
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
+    try:
+        with Client(address, timeout=SCHEDULER_TIMEOUT_S):
+            pass
+    except (OSError, ValueError) as exc:
+        raise BackendError(f"--scheduler {address}: cannot connect ({exc})") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+from bat.atomic import check_writable as check_output
+from bat.atomic import write_text
+
 
 class Format(StrEnum):
     kernel_tuner = "kernel_tuner"
@@ -42,15 +45,20 @@ def import_(
     if is_t1(read_json(file)):
         _import_space(file, out, force)
         return
+    if out is not None:
+        check_output(out, overwrite=force, what="--out")
     imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence)
     for warning in imp.warnings:
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     ds = imp.dataset
     out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
-    _check_free(check_writable(out), force)
+    space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
+    check_output(check_writable(out), overwrite=force, what="--out")
+    if imp.benchmark is None:
+        check_output(space_path, overwrite=force, what="the inferred space")
     ds.meta.n_expected = len(ds.frame)
     ds.meta.notes = notes or ds.meta.notes
-    ds.save(out)
+    ds.save(out, overwrite=force)
     if imp.benchmark is None:
         kind = "a space inferred from the file"
     elif "space_file" in ds.meta.extra:
@@ -74,16 +82,8 @@ def import_(
     console.print(("[bold red]" if result.flagged else "") + "data checks: " + result.summary()
                   + ("[/]" if result.flagged else ""), highlight=False, soft_wrap=True)
     if imp.benchmark is None:
-        space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
-        space_path.write_text(json.dumps(space_dict(imp.space), indent=2) + "\n")
+        write_text(space_path, json.dumps(space_dict(imp.space), indent=2) + "\n", overwrite=force)
         console.print(f"inferred space (kept in the dataset too) written to {shown_path(space_path)}")
-
-
-def _check_free(path: Path, force: bool) -> None:
-    from bat.errors import DatasetError
-
-    if path.exists() and not force:
-        raise DatasetError(f"{path} exists; give --force to replace it, or --out another file")
 
 
 def _import_space(file: Path, out: Path | None, force: bool) -> None:
@@ -94,9 +94,8 @@ def _import_space(file: Path, out: Path | None, force: bool) -> None:
 
     bench = load_benchmark(file)
     out = out or spaces_dir() / f"{safe_name(bench.name, 'T1 file name')}.json"
-    _check_free(check_writable(out), force)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(bench.raw, indent=2) + "\n")
+    check_output(check_writable(out), overwrite=force, what="--out")
+    write_text(out, json.dumps(bench.raw, indent=2) + "\n", overwrite=force)
     space = bench.space
     console.print(f"T1 space {bench.name}: {len(space.names)} parameters, {space.cardinality:,} configurations, "
                   f"{space.count_valid():,} valid under {len(space.constraints)} constraints -> {shown_path(out)}",
@@ -107,6 +106,7 @@ def export(
     source: str = typer.Argument(..., help="Dataset file or id; for --to t1 also a benchmark or space file."),
     to: Format = typer.Option(..., "--to", help="Target format."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file (.json or .json.gz)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
     """Export a dataset to a Kernel Tuner cache, T4 or KTT results; or a space to a T1 file."""
     from bat.cli.console import console
@@ -119,17 +119,17 @@ def export(
     from bat.t1 import write_t1
     from bat.userdata import check_writable
 
-    check_writable(out)
+    check_output(check_writable(out), overwrite=force, what="--out")
     if to is Format.t1:
         is_data = source.endswith(".parquet") or _is_dataset_id(source)
         bench = dataset_benchmark(Dataset.load(resolve_dataset(source).path)) if is_data else resolve_benchmark(source)
-        write_t1(bench.raw, bench.directory, out)
+        write_t1(bench.raw, bench.directory, out, overwrite=force)
         console.print(f"wrote the space of {bench.name} ({len(bench.space.names)} parameters, "
                       f"{len(bench.space.constraints)} constraints) as T1 to {out}", highlight=False)
         return
     ds = Dataset.load(resolve_dataset(source).path)
     writer = {Format.kernel_tuner: write_cache, Format.t4: write_t4, Format.ktt: write_ktt}[to]
-    writer(ds, out)
+    writer(ds, out, overwrite=force)
     console.print(f"wrote {len(ds.frame)} rows of {ds.name} as {to.value} to {out}")
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.options import positive_finite
+
 #: Exit status when the device must be reset: resume in a fresh process.
 EXIT_RESUME_IN_NEW_PROCESS = 3
 
@@ -21,20 +23,22 @@ def record(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark to measure."),
     all_: bool = typer.Option(False, "--all", help="Every valid configuration, in id order."),
     sample: int = typer.Option(None, "--sample", min=1, help="A uniform sample of N valid ones."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed of --sample."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of --sample."),
     gpu_name: str = typer.Option(None, "--gpu-name", help="Short GPU id in the dataset "
                                  "(default: from the device name, e.g. H100_80GB_HBM3)."),
     out: Path = typer.Option(None, "--out", "-o", help="Dataset file (.parquet); default <data folder>/"
                              "datasets/<bench>_<gpu>.parquet (recorded-small/ for the small size)."),
     size: SizeChoice = typer.Option(SizeChoice.published, "--size", help="Problem size."),
     resume: bool = typer.Option(False, "--resume", help="Continue the journal beside --out."),
+    force: bool = typer.Option(False, "--force", help="Record again over an existing --out dataset."),
     limit: int = typer.Option(None, "--limit", min=1, help="Stop after N configurations."),
-    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01,
+    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01, callback=positive_finite,
                                       help="Stop starting new configurations after M minutes."),
     workers: int = typer.Option(max(1, min(8, (os.cpu_count() or 2) - 1)), "--workers",
                                 min=0, help="NVRTC compile processes (0: compile inline)."),
     repeats: int = typer.Option(7, "--repeats", min=1, help="Timed runs after the warm-up."),
-    timeout: float = typer.Option(10.0, "--timeout", min=0.01, help="Seconds one run may take."),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.01, callback=positive_finite,
+                                  help="Seconds one run may take."),
     counters: bool = typer.Option(False, "--counters", help="Also collect the profile-guided search's "
                                   "Nsight Compute counters: ncu profiles each ok configuration once more "
                                   "in a separate process (seconds each; recorded as profile_ms)."),
@@ -62,12 +66,14 @@ def record(
     if all_ == (sample is not None):
         raise BatError("bat record: give exactly one of --all and --sample N")
     bench = load_benchmark(benchmark)
+    if out is not None:
+        _check_out(out, resume=resume, force=force)
     if bench.command and not bench.kernel.get("runner"):
         if counters:
             raise BatError(f"bat record --counters: {bench.name} runs a command, not a CUDA kernel ncu "
                            "can profile through bat.profile_one")
         _record_command(bench, out=out, size=size, sample=sample, seed=seed, workers=workers,
-                        limit=limit, resume=resume)
+                        limit=limit, resume=resume, force=force)
         return
     profiler = None
     if counters:  # before the GPU is touched: a missing ncu fails here
@@ -78,7 +84,9 @@ def record(
     space = session.bench.space
     work = all_valid(space) if all_ else sample_valid(space, sample, seed)
     meta = remember_space(DatasetMeta(**provenance_meta(session, gpu_name)), bench)
-    out = out or _default_out(bench, meta.gpu, size, resume)
+    if out is None:
+        out = _default_out(bench, meta.gpu, size, resume)
+        _check_out(out, resume=resume, force=force)
     device = {"gpu": meta.gpu, "gpu_name": meta.gpu_name, "arch": session.arch}
     plan = RecordPlan(space=space, work=work, size_name=session.size.name, meta=meta, device=device,
                       counters=profiler.metrics if profiler else ())
@@ -131,6 +139,13 @@ def record(
         raise typer.Exit(EXIT_RESUME_IN_NEW_PROCESS)
 
 
+def _check_out(out: Path, *, resume: bool, force: bool) -> None:
+    """A new recording never replaces a dataset unless forced; a resumed one continues its own."""
+    from bat.atomic import check_writable
+
+    check_writable(out, overwrite=resume or force, what="--out")
+
+
 def _default_out(bench, gpu: str, size: SizeChoice, resume: bool) -> Path:
     """<data folder>/datasets/<bench>_<gpu>.parquet; small sizes go to recorded-small/ (never replayed).
 
@@ -152,12 +167,14 @@ def _default_out(bench, gpu: str, size: SizeChoice, resume: bool) -> Path:
 
 
 def _record_command(bench, *, out: Path | None, size: SizeChoice, sample: int | None, seed: int,
-                    workers: int, limit: int | None, resume: bool) -> None:
+                    workers: int, limit: int | None, resume: bool, force: bool) -> None:
     """A benchmark with a command section and no CUDA kernel: the command backend records it."""
     from bat.cli.console import console
     from bat.recording.command import host_id, record_command_benchmark
 
-    out = out or _default_out(bench, host_id(), size, resume)
+    if out is None:
+        out = _default_out(bench, host_id(), size, resume)
+        _check_out(out, resume=resume, force=force)
     dataset, outcome = record_command_benchmark(
         bench, out, small=size is SizeChoice.small, sample=sample, seed=seed,
         compile_workers=max(1, workers), limit=limit, resume=resume)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+from bat.atomic import check_writable
+from bat.cli.options import positive_finite
+
+if TYPE_CHECKING:
+    from bat.problem import Budget
+    from bat.targets import Target
 
 
 def run(
@@ -21,10 +30,13 @@ def run(
                                 help="Dataset to replay, by file or id (`bat list datasets`); its own space is "
                                      "used unless --benchmark names one."),
     budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
-    time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed: the same seed gives the same trace."),
+    time_budget: float = typer.Option(None, "--time-budget", callback=positive_finite,
+                                      help="Simulated seconds (compile + run) instead."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed: the same seed gives the same trace."),
     out: Path = typer.Option(None, "--out", "-o",
-                             help="Trace file (Parquet); default <data folder>/runs/<...>.parquet."),
+                             help="Trace file (Parquet); default <data folder>/runs/<benchmark>_<gpu>_<backend>_"
+                                  "<tuner>_<budget>_s<seed>.parquet, numbered -2, -3, ... when taken."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     backend: str = typer.Option("auto", "--backend",
                                 help="auto: live on a GPU when one is present, else replay; or a backend of "
                                      "`bat list backends` (emulated: the kernel on the CPU, correctness only)."),
@@ -43,7 +55,9 @@ def run(
     from bat.problem import Budget
     from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.targets import TargetRequest, make_target
-    from bat.userdata import check_writable, runs_dir
+    from bat.trace import write_trace
+    from bat.userdata import check_writable as outside_install
+    from bat.userdata import runs_dir
 
     if benchmark is None and dataset is None:
         raise BatError("bat run: give --benchmark NAME|FILE or --dataset FILE|ID")
@@ -64,17 +78,18 @@ def run(
             console.print("[yellow]data check flagged this dataset:[/] "
                           + "; ".join(f.message for f in checked.flags), highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
+    numbered = out is None
     if out is None:
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{tuner}_s{seed}")
-        out = runs_dir() / f"{safe}.parquet"
-    check_writable(out)
+        out = runs_dir() / default_name(target, spec, tuner_option, b, seed)
+    check_writable(outside_install(out), overwrite=force or numbered, what="--out")  # before the run
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                   TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
-        result = run_tuner(tuner_obj, target, budget=b, seed=seed, out=out,
+        result = run_tuner(tuner_obj, target, budget=b, seed=seed,
                            progress=lambda f: bar.update(task, completed=f), tuner_name=spec)
     target.backend.close()
+    result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
     warning = result.trace_meta.get("tuner_report", {}).get("warning")
     if warning:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
@@ -105,6 +120,24 @@ def run(
         if costs.falls_back:
             console.print(f"simulated time: {costs.describe()}", highlight=False)
     console.print(f"trace: {result.trace_path}")
+
+
+def default_name(target: Target, tuner: str, options: list[str], budget: Budget, seed: int) -> str:
+    """A trace name holding everything that tells runs apart: benchmark, GPU, backend, tuner (with its
+    program arguments) and its options, budget kind and size, seed
+    (``gemm_RTX_3090_replay_optuna_n100_s0.parquet``); a long tuner or option text is shortened with a hash."""
+    parts = [target.benchmark, target.gpu, target.backend.name, _shortened(tuner)]
+    if options:
+        parts.append(_shortened("-".join(sorted(options))))
+    parts.append(f"n{budget.max_evals}" if budget.max_evals is not None else f"t{budget.max_time_s:g}s")
+    parts.append(f"s{seed}")
+    return re.sub(r"[^A-Za-z0-9_.=-]", "_", "_".join(parts)) + ".parquet"
+
+
+def _shortened(text: str, limit: int = 40) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 11]}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
 def register(app: typer.Typer) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bat.atomic import publish
 from bat.dataset import Dataset, DatasetMeta, Status, make_frame
 from bat.errors import DatasetError
 from bat.userdata import derived_name
@@ -153,20 +154,17 @@ def to_cache(dataset: Dataset) -> dict[str, Any]:
     return header
 
 
-def write_json(obj: Any, path: str | Path) -> Path:
-    """Write JSON, gzip-compressed when the name ends in .gz."""
+def write_json(obj: Any, path: str | Path, *, overwrite: bool = True) -> Path:
+    """Write JSON atomically, gzip-compressed when the name ends in .gz."""
     path = Path(path)
-    text = json.dumps(obj)
+    data = json.dumps(obj).encode()
     if path.name.endswith(".gz"):
-        with gzip.open(path, "wt", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        path.write_text(text)
-    return path
+        data = gzip.compress(data, mtime=0)
+    return publish(path, lambda tmp: tmp.write_bytes(data), overwrite=overwrite)
 
 
-def write_cache(dataset: Dataset, path: str | Path) -> Path:
-    return write_json(to_cache(dataset), path)
+def write_cache(dataset: Dataset, path: str | Path, *, overwrite: bool = True) -> Path:
+    return write_json(to_cache(dataset), path, overwrite=overwrite)
 
 
 def cache_meta(header: dict[str, Any], benchmark: str, space_hash: str, gpu: str | None) -> DatasetMeta:

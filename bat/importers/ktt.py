@@ -187,9 +187,9 @@ def to_ktt(dataset: Dataset, *, time_unit: str = "Microseconds") -> dict[str, An
     return {"Metadata": header, "Results": results}
 
 
-def write_ktt(dataset: Dataset, path: str | Path) -> Path:
+def write_ktt(dataset: Dataset, path: str | Path, *, overwrite: bool = True) -> Path:
     """Write ``dataset`` as KTT JSON (gzip-compressed when the name ends in .gz)."""
-    return write_json(to_ktt(dataset), path)
+    return write_json(to_ktt(dataset), path, overwrite=overwrite)
 
 
 def _has(rec: dict[str, Any], col: str) -> bool:

@@ -301,8 +301,8 @@ def to_t4(dataset: Dataset) -> dict[str, Any]:
     return {**info["header"], "results": out}
 
 
-def write_t4(dataset: Dataset, path: str | Path) -> Path:
-    return write_json(to_t4(dataset), path)
+def write_t4(dataset: Dataset, path: str | Path, *, overwrite: bool = True) -> Path:
+    return write_json(to_t4(dataset), path, overwrite=overwrite)
 
 
 def t4_meta(raw: dict[str, Any], benchmark: str, space_hash: str, gpu: str) -> DatasetMeta:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from bat.atomic import publish
 from bat.errors import DatasetError
 
 KIND = "bat-record-journal"
@@ -42,14 +43,15 @@ class Journal:
         if path.exists():
             raise DatasetError(f"{path}: a journal of an earlier recording exists; "
                                "resume it (--resume) or remove it")
-        path.parent.mkdir(parents=True, exist_ok=True)
         full = {"kind": KIND, "version": VERSION, **header}
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps(full, sort_keys=True) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)  # the header appears whole or not at all
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(full, sort_keys=True) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+
+        publish(path, write, overwrite=False)  # the header appears whole or not at all, never twice
         _fsync_dir(path.parent)
         return cls(path, full, [])
 
