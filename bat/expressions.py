@@ -2,75 +2,57 @@
 
 Hand-written because no maintained library does this job safely: the text is
 parsed with :mod:`ast`, every node is checked against a small whitelist, and
-the tree is turned into nested Python closures that call NumPy ufuncs. The text
-is never given to ``eval``, ``exec`` or ``compile``. Each name evaluates to a
-scalar or a 1-D array, so one call checks millions of configurations at once:
-``and``/``or``/``not`` become logical ufuncs, ``a if c else b`` becomes
-``np.where`` and ``min``/``max`` become ``np.minimum``/``np.maximum``.
-Integer division or modulo by zero yields 0 (NumPy's rule, warnings silenced);
-guard such terms with ``and``/``or`` when that matters.
+the tree is turned into nested Python closures that call the operations of
+:mod:`bat.arithmetic`. The text is never given to ``eval``, ``exec`` or
+``compile``. Each name evaluates to a scalar or an array, so one call checks
+millions of configurations at once, and every element gets the value Python
+would compute for it (exact integers of any size up to 4096 bits, no silent
+int64 overflow), or the evaluation raises SpaceSpecError naming the file,
+the expression and the operation. Division, floor division or modulo by zero
+(and 0 to a negative power) yield 0; guard such terms with ``and``/``or``.
+Expressions nested deeper than Python's parser and this compiler allow (about
+a thousand operations in a chain) are refused with a clear error.
 """
 
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import reduce
 from typing import Any
 
 import numpy as np
 
+from bat import arithmetic as ar
 from bat.errors import SpaceSpecError
 
 Evaluator = Callable[[Mapping[str, Any]], Any]
 
-
-def _ceil_div(a: Any, b: Any) -> Any:
-    return -np.floor_divide(np.negative(a), b)
-
-
-def _power(a: Any, b: Any) -> Any:
-    if np.issubdtype(np.result_type(a, b), np.integer) and np.any(np.asarray(b) < 0):
-        return np.float_power(a, b)
-    return np.power(a, b)
-
-
-def _as_bool(value: Any) -> Any:
-    return np.asarray(value).astype(bool)
-
-
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: np.add,
-    ast.Sub: np.subtract,
-    ast.Mult: np.multiply,
-    ast.Div: np.true_divide,
-    ast.FloorDiv: np.floor_divide,
-    ast.Mod: np.mod,
-    ast.Pow: _power,
+    ast.Add: ar.add,
+    ast.Sub: ar.subtract,
+    ast.Mult: ar.multiply,
+    ast.Div: ar.true_divide,
+    ast.FloorDiv: ar.floor_divide,
+    ast.Mod: ar.mod,
+    ast.Pow: ar.power,
 }
-_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
+_COMPARE: dict[type[ast.cmpop], str] = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
 }
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
-    ast.USub: np.negative,
-    ast.UAdd: np.positive,
-    ast.Not: lambda v: np.logical_not(_as_bool(v)),
+    ast.USub: ar.negative,
+    ast.UAdd: ar.positive,
+    ast.Not: ar.logical_not,
 }
 #: functions allowed in constraints: name -> (implementation, min args, max args)
 CONSTRAINT_FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
-    "min": (lambda *a: reduce(np.minimum, a), 2, None),
-    "max": (lambda *a: reduce(np.maximum, a), 2, None),
-    "abs": (np.abs, 1, 1),
+    "min": (ar.minimum, 2, None),
+    "max": (ar.maximum, 2, None),
+    "abs": (ar.absolute, 1, 1),
 }
 #: launch expressions may also round a division up
-LAUNCH_FUNCTIONS = {**CONSTRAINT_FUNCTIONS, "ceil_div": (_ceil_div, 2, 2)}
+LAUNCH_FUNCTIONS = {**CONSTRAINT_FUNCTIONS, "ceil_div": (ar.ceil_divide, 2, 2)}
 FUNCTION_NAMES = frozenset(LAUNCH_FUNCTIONS)
 
 
@@ -81,6 +63,7 @@ class Expression:
     text: str
     names: frozenset[str]
     _run: Evaluator
+    where: str = "<expression>"
 
     @property
     def canonical(self) -> str:
@@ -88,9 +71,19 @@ class Expression:
         return ast.unparse(ast.parse(self.text.strip(), mode="eval"))
 
     def evaluate(self, env: Mapping[str, Any]) -> Any:
-        """Value of the expression with each name taken from ``env`` (scalars or arrays)."""
-        with np.errstate(all="ignore"):
-            return self._run(env)
+        """Value of the expression with each name taken from ``env`` (scalars or arrays).
+
+        Raises SpaceSpecError (naming ``where`` and the expression) for an
+        operation Python would refuse or BAT will not compute exactly.
+        """
+        try:
+            with np.errstate(all="ignore"):  # float overflow to inf is Python's result too
+                return self._run(env)
+        except ar.ArithmeticRefused as exc:
+            raise SpaceSpecError(f"{self.where}: {exc} in expression {self.text!r}") from None
+        except RecursionError:
+            raise SpaceSpecError(f"{self.where}: expression {_short(self.text)} is nested too deeply "
+                                 "to evaluate") from None
 
 
 class _Compiler:
@@ -103,7 +96,7 @@ class _Compiler:
 
     def fail(self, node: ast.AST, problem: str) -> SpaceSpecError:
         token = ast.get_source_segment(self.text, node) or type(node).__name__
-        return SpaceSpecError(f"{self.where}: {problem} `{token}` in expression {self.text!r}")
+        return SpaceSpecError(f"{self.where}: {problem} `{token[:80]}` in expression {_short(self.text)}")
 
     def build(self, node: ast.AST) -> Evaluator:
         method = getattr(self, "_" + type(node).__name__, None)
@@ -139,9 +132,9 @@ class _Compiler:
         return lambda env: op(operand(env))
 
     def _BoolOp(self, node: ast.BoolOp) -> Evaluator:
-        combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+        combine = ar.logical_and if isinstance(node.op, ast.And) else ar.logical_or
         parts = [self.build(v) for v in node.values]
-        return lambda env: reduce(combine, (_as_bool(p(env)) for p in parts))
+        return lambda env: combine(*(p(env) for p in parts))
 
     def _Compare(self, node: ast.Compare) -> Evaluator:
         ops = []
@@ -154,14 +147,13 @@ class _Compiler:
 
         def run(env: Mapping[str, Any]) -> Any:
             values = [t(env) for t in terms]
-            checks = (f(values[i], values[i + 1]) for i, f in enumerate(ops))
-            return reduce(np.logical_and, checks)
+            return ar.logical_and(*(ar.compare(op, values[i], values[i + 1]) for i, op in enumerate(ops)))
 
         return run
 
     def _IfExp(self, node: ast.IfExp) -> Evaluator:
         test, body, orelse = self.build(node.test), self.build(node.body), self.build(node.orelse)
-        return lambda env: np.where(_as_bool(test(env)), body(env), orelse(env))
+        return lambda env: ar.choose(ar.truth(test(env)), body(env), orelse(env))
 
     def _Call(self, node: ast.Call) -> Evaluator:
         if not isinstance(node.func, ast.Name) or node.func.id not in self.functions:
@@ -196,10 +188,17 @@ def parse_expression(text: str, names: Iterable[str], *, where: str,
         raise SpaceSpecError(f"{where}: expected a non-empty expression string, got {text!r}")
     try:
         tree = ast.parse(text.strip(), mode="eval")
+        compiler = _Compiler(text.strip(), frozenset(names), functions, where)
+        run = compiler.build(tree.body)
     except SyntaxError as exc:
         raise SpaceSpecError(
             f"{where}: syntax error at column {exc.offset} `{exc.text or text}` "
-            f"in expression {text!r}") from None
-    compiler = _Compiler(text.strip(), frozenset(names), functions, where)
-    run = compiler.build(tree.body)
-    return Expression(text, frozenset(compiler.used), run)
+            f"in expression {_short(text)}") from None
+    except (RecursionError, MemoryError):
+        raise SpaceSpecError(f"{where}: expression {_short(text)} is nested too deeply; split it into "
+                             "several constraints") from None
+    return Expression(text, frozenset(compiler.used), run, where)
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 200 else repr(text[:100]) + f"... ({len(text)} characters)"

@@ -49,9 +49,10 @@ class Constraint:
 
 
 def _value_array(values: tuple[Value, ...]) -> np.ndarray:
-    if all(isinstance(v, int) for v in values):
+    """int64 or float64 when that holds every value exactly, else Python objects (exact, slower)."""
+    if all(isinstance(v, int) for v in values) and all(-(2**63) <= v < 2**63 for v in values):
         return np.array(values, dtype=np.int64)
-    if all(isinstance(v, int | float) for v in values):
+    if all(isinstance(v, float) or (isinstance(v, int) and abs(v) <= 2**53) for v in values):
         return np.array(values, dtype=np.float64)
     return np.array(values, dtype=object)
 
