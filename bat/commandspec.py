@@ -14,11 +14,25 @@ substituted and are run without a shell, so a substituted value is always one
 argument (or part of one) and can never be read as shell syntax. Placeholders
 are ``{NAME}`` for a parameter, a problem-size key or a constant, and
 ``{dir}`` for the benchmark's directory; ``{{`` and ``}}`` are literal braces.
-A placeholder inside the script of ``sh -c`` is rejected (it would be
-re-parsed by that shell); pass it as a positional argument instead:
-``sh -c 'prog "$1"' sh {X}``. The template language is this small on purpose:
-``string.Formatter`` would accept attribute and index lookups, which a
-benchmark file has no business making.
+The template language is this small on purpose: ``string.Formatter`` would
+accept attribute and index lookups, which a benchmark file has no business
+making.
+
+Threat model (docs/RELIABILITY.md): a space file with a command section is
+code, like a Makefile: whoever writes it writes the commands BAT runs, with
+the rights of the user running BAT; use only space files you trust. What
+BAT guarantees is that a *value* is never re-read as code: a parameter value,
+a size or the benchmark's folder (which may hold spaces or ``$``) reaches a
+program as exactly the text it is. So a placeholder may not appear inside
+an inline script: the script of a shell (``sh``, ``bash``, ``zsh``, ... and
+``su``/``runuser``) given with any ``-c`` form (``-c``, ``-ec``, ``-lc``,
+``-c -e``, ``-o pipefail -c``), reached directly or through any wrapper
+(``env``, ``nice``, ``timeout``, ``setsid``, ``busybox sh``: every argument
+is looked at, not only the first), the code of ``python -c``, ``perl -e``,
+``ruby -e`` or ``node -e``, or ``env -S`` (which splits its argument into
+words again). Pass the value as an argument instead:
+``sh -c 'prog "$1"' sh {X}``. A program named by a placeholder cannot be
+checked and is the space file's author's business.
 """
 
 from __future__ import annotations
@@ -41,7 +55,6 @@ DEFAULT_LIMITS_S: dict[str, float] = {"compile": 120.0, "run": 60.0, "verify": 6
 DEFAULT_REPEATS = 3
 
 _KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s")
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 
 
@@ -159,14 +172,114 @@ def _parse_word(word: str, known: frozenset[str], where: str) -> tuple[tuple[boo
 
 def _reject_shell_script_placeholders(argv: tuple[tuple[tuple[bool, str], ...], ...],
                                       where: str) -> None:
-    program = "".join(p for _, p in argv[0])
-    if os.path.basename(program) not in _SHELLS:
-        return
-    for k in range(1, len(argv) - 1):
-        if argv[k] == ((False, "-c"),) and any(is_name for is_name, _ in argv[k + 1]):
+    """No placeholder inside the inline script of an interpreter or ``env -S`` (see the module docstring)."""
+    for i, word in enumerate(argv):
+        text = _literal(word)
+        if text is None:
+            continue
+        name = re.sub(r"[\d.]+$", "", os.path.basename(text))  # python3.11 -> python, bash5 -> bash
+        if name == "env":
+            script = _split_string_argument(argv, i + 1)
+        elif name in _SHELLS:
+            script = _shell_script(argv, i + 1)
+        elif name in _INTERPRETERS:
+            flags, values, permute = _INTERPRETERS[name]
+            script = _code_argument(argv, i + 1, flags, values, permute=permute)
+        else:
+            continue
+        if script is not None and any(is_name for is_name, _ in argv[script]):
+            shown = " ".join(shlex.quote(_show(w)) for w in argv[i:script + 1])
             raise SpaceSpecError(
-                f"{where}: a placeholder inside a shell script (after -c) would be parsed by the "
-                "shell; pass it as an argument instead: sh -c 'prog \"$1\"' sh {NAME}")
+                f"{where}: a placeholder inside the script of `{shown}` would be parsed as code, not passed "
+                "as a value; pass it as an argument instead: sh -c 'prog \"$1\"' sh {NAME}")
+
+
+_Word = tuple[tuple[bool, str], ...]
+#: shells: the first operand after a -c form is the script
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "csh", "tcsh", "fish"})
+#: shell options whose value is the next argument (also a cluster ending in o or O: -eo pipefail)
+_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+#: programs with an option whose value is code: name -> (short flags, options taking a value, options
+#: may follow operands)
+_INTERPRETERS: dict[str, tuple[frozenset[str], frozenset[str], bool]] = {
+    "su": (frozenset("c"), frozenset({"-s", "--shell", "-g", "--group", "-G", "--supp-group"}), True),
+    "runuser": (frozenset("c"), frozenset({"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-u",
+                                            "--user"}), True),
+    "python": (frozenset("c"), frozenset({"-W", "-X"}), False),
+    "perl": (frozenset("eE"), frozenset(), False),
+    "ruby": (frozenset("e"), frozenset(), False),
+    "node": (frozenset("ep"), frozenset({"-r", "--require", "--import"}), False),
+}
+_LONG_CODE = ("--command", "--eval", "--print")
+
+
+def _literal(word: _Word) -> str | None:
+    """The text of an argument without placeholders (None if it has one)."""
+    return None if any(is_name for is_name, _ in word) else "".join(p for _, p in word)
+
+
+def _text(word: _Word) -> str:
+    return "".join(p for _, p in word)
+
+
+def _show(word: _Word) -> str:
+    return "".join(f"{{{p}}}" if is_name else p for is_name, p in word)
+
+
+def _shell_script(argv: tuple[_Word, ...], start: int) -> int | None:
+    """Index of the script a shell runs with a -c form, None if it runs none."""
+    with_c, k = False, start
+    while k < len(argv):
+        text = _text(argv[k])
+        if text == "--":
+            return k + 1 if with_c and k + 1 < len(argv) else None
+        if text in _SHELL_VALUE_OPTIONS:
+            k += 2
+            continue
+        if len(text) > 1 and text[0] in "-+" and not text.startswith("--"):
+            with_c = with_c or "c" in text[1:]
+            k += 2 if text[-1] in "oO" else 1  # -eo pipefail: the value follows
+            continue
+        if not text.startswith("--"):  # the first operand: the script after a -c form
+            return k if with_c else None
+        k += 1
+    return None
+
+
+def _code_argument(argv: tuple[_Word, ...], start: int, flags: frozenset[str], values: frozenset[str], *,
+                   permute: bool) -> int | None:
+    """Index of the argument holding the code of ``python -c``, ``su -c``, ``perl -e``... (None if none)."""
+    k = start
+    while k < len(argv):
+        text = _text(argv[k])
+        if text == "--":
+            return None
+        if text.startswith(_LONG_CODE):
+            return k if "=" in text else (k + 1 if k + 1 < len(argv) else None)
+        if text in values:
+            k += 2
+            continue
+        if len(text) > 1 and text[0] == "-" and not text.startswith("--"):
+            hit = next((j for j, ch in enumerate(text[1:], 1) if ch in flags), None)
+            if hit is not None:  # -c CODE, or the code attached: -cCODE
+                return k if hit < len(text) - 1 else (k + 1 if k + 1 < len(argv) else None)
+        elif not text.startswith("-") and not permute:
+            return None  # a script file: its own arguments follow
+        k += 1
+    return None
+
+
+def _split_string_argument(argv: tuple[_Word, ...], start: int) -> int | None:
+    """Index of the argument ``env -S`` / ``--split-string`` splits into words again."""
+    for k in range(start, len(argv)):
+        text = _text(argv[k])
+        if text in ("-S", "--split-string"):
+            return k + 1 if k + 1 < len(argv) else None
+        if text.startswith(("-S", "--split-string=")):
+            return k
+        if not text.startswith("-") and "=" not in text:
+            return None  # the program env runs: looked at on its own
+    return None
 
 
 def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: str) -> CommandSpec:

@@ -34,7 +34,7 @@ PACKAGES = ("bat", "analysis", "tuner_adapters", "benchmarks")
 
 #: layer -> module prefixes (the longest matching prefix decides)
 LAYERS: dict[str, tuple[str, ...]] = {
-    "core": ("bat.errors", "bat.atomic", "bat.locking", "bat.lifetime",
+    "core": ("bat.errors", "bat.atomic", "bat.locking", "bat.lifetime", "bat.arithmetic",
              "bat.expressions", "bat.space", "bat.constraint_groups", "bat.spacefile",
              "bat.commandspec", "bat.benchmark", "bat.costs", "bat.dataset", "bat.importers", "bat.problem",
              "bat.trace", "bat.tuner", "bat.kernel", "bat.registry", "bat.counters", "bat.counters.metrics",

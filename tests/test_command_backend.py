@@ -205,11 +205,40 @@ def test_shell_metacharacters_in_values_run_nothing(tmp_path, scratch):
     assert not list(tmp_path.glob("pwned*"))
 
 
-def test_placeholder_inside_a_shell_script_is_rejected():
-    with pytest.raises(SpaceSpecError, match="after -c"):
-        parse_template("sh -c 'cc -DX={X} p.c'", frozenset({"X"}), "f.json: command.compile")
-    argv = parse_template("sh -c 'cc -DX=\"$1\" p.c' sh {X}", frozenset({"X"}), "f").render({"X": "1"})
-    assert argv == ["sh", "-c", 'cc -DX="$1" p.c', "sh", "1"]
+#: every way of handing a placeholder to an interpreter as code (the threat model in bat/commandspec.py)
+SCRIPT_PLACEHOLDERS = [
+    "sh -c 'cc {X}'", "sh -ec 'cc {X}'", "bash -lc 'cc {X}'", "sh -xc 'x {X}'", "sh -c -e 'x {X}'",
+    "sh -c -- 'x {X}'", "bash -o pipefail -c 'x {X}'", "bash -eo pipefail -c 'x {X}'", "zsh -c {X}",
+    "bash5 -c 'x {X}'", "env sh -c 'cc {X}'", "env A=1 B=2 /bin/sh -c 'x {X}'", "nice -n 5 bash -c 'x {X}'",
+    "timeout 5 sh -c 'x {X}'", "setsid -w sh -c 'x{X}'", "busybox sh -c 'x {X}'", "xargs -0 sh -c 'x {X}'",
+    "/usr/bin/env -S 'sh -c \"x {X}\"'", "env --split-string='sh -c {X}'", "su nobody -c 'x {X}'",
+    "su -c 'x {X}' nobody", "runuser -u nobody -- sh -c 'x {X}'", "python3 -c 'print({X})'",
+    "python -Bc 'print({X})'", "python -c'print({X})'", "python3.11 -W ignore -c 'print({X})'",
+    "perl -e 'print {X}'", "perl -le 'print {X}'", "node -e 'console.log({X})'",
+]
+#: placeholders passed as values: accepted
+SCRIPT_ARGUMENTS = [
+    "sh -c 'prog \"$1\"' sh {X}", "bash -ec 'prog \"$1\"' bash {X}", "cc -DX={X} {dir}/a.c", "env A={X} prog",
+    "sh {dir}/script.sh {X}", "python3 {dir}/s.py {X}", "python -m mod {X}", "nice -n {X} prog",
+    "bash -c 'echo hi' bash {X} -c {X}", "timeout {X} prog",
+]
+
+
+@pytest.mark.parametrize("text", SCRIPT_PLACEHOLDERS)
+def test_placeholder_inside_an_inline_script_is_rejected(text):
+    with pytest.raises(SpaceSpecError, match="would be parsed as code") as err:
+        parse_template(text, frozenset({"X", "dir"}), "f.json: command.compile")
+    assert str(err.value).startswith("f.json: command.compile: ") and "{X}" in str(err.value)
+
+
+@pytest.mark.parametrize("text", SCRIPT_ARGUMENTS)
+def test_placeholder_passed_as_an_argument_is_accepted(text):
+    parse_template(text, frozenset({"X", "dir"}), "f.json: command.compile")
+
+
+def test_positional_argument_renders_as_one_word():
+    argv = parse_template("sh -c 'cc -DX=\"$1\" p.c' sh {X}", frozenset({"X"}), "f").render({"X": "1 $(x)"})
+    assert argv == ["sh", "-c", 'cc -DX="$1" p.c', "sh", "1 $(x)"]
 
 
 @pytest.mark.parametrize(("section", "where"), [

@@ -7,8 +7,17 @@ from its output (or its wall time taken), and the optional verify command
 run after the first run (its exit status decides correctness; the first
 run's standard output is saved as ``run.out`` in the directory for it).
 Commands are run without a shell (see bat/commandspec.py), each in its own
-process group under the step's time limit: a step past its limit has its
-whole group killed and the configuration is recorded as ``timeout``.
+session under the step's time limit, tagged ``BAT_STEP=...`` in its
+environment (bat.lifetime): a step past its limit has its whole process
+group and every tagged descendant killed (also one that called ``setsid``)
+and the configuration is recorded as ``timeout``; leftovers of a
+configuration are killed when it is done. A step's output goes to an
+unnamed temporary file, of which only the last ``TAIL_BYTES`` are read (the
+objective regex sees those; a run printing 300 MB costs no memory), except
+the first run's standard output when a verify command reads it as
+``run.out``. The per-configuration directories live in one scratch folder
+per backend (bat/backends/scratch.py), removed at close, by a guardian
+process if BAT is killed, or at the next start.
 
 Compiles of configurations announced with ``prefetch`` run ahead in a
 thread pool while runs go on: the work is done by child processes, so
@@ -20,6 +29,7 @@ competes with the timed run, so the pool holds one worker unless asked.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -30,11 +40,13 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from bat.backends.scratch import Scratch
 from bat.commandspec import DIR_PLACEHOLDER, CommandSpec, Template
 from bat.dataset import Status
 from bat.errors import BackendError
+from bat.lifetime import TAG_VARIABLE, kill_tagged
 from bat.problem import EvalResult
 
 if TYPE_CHECKING:
@@ -42,11 +54,13 @@ if TYPE_CHECKING:
 
 #: Characters of a failing step's output kept in the message.
 MESSAGE_CHARS = 2000
+#: Bytes read from the end of a step's output (the objective regex sees these).
+TAIL_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
 class StepResult:
-    """One finished (or killed) command."""
+    """One finished (or killed) command; ``stdout`` and ``stderr`` hold the last TAIL_BYTES of each."""
 
     returncode: int | None  # None: killed at the time limit, or the program was not found
     stdout: str
@@ -60,30 +74,49 @@ class StepResult:
         return text[-MESSAGE_CHARS:]
 
 
-def run_step(argv: list[str], cwd: Path, limit_s: float) -> StepResult:
-    """Run ``argv`` in ``cwd`` without a shell, killing its process group after ``limit_s``."""
+def run_step(argv: list[str], cwd: Path, limit_s: float, *, tag: str = "",
+             stdout_path: Path | None = None) -> StepResult:
+    """Run ``argv`` in ``cwd`` without a shell, in its own session, killed with its descendants after
+    ``limit_s``; ``tag`` marks its processes (bat.lifetime); ``stdout_path`` keeps all of stdout."""
     start = time.perf_counter()
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, errors="replace",
-                                start_new_session=True)
-    except OSError as exc:  # not found, not executable
-        return StepResult(None, "", f"cannot start {argv[0]!r}: {exc.strerror}",
-                          time.perf_counter() - start)
-    try:
-        out, err = proc.communicate(timeout=limit_s)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
+    env = {**os.environ, TAG_VARIABLE: tag} if tag else None
+    with _output(stdout_path) as out, tempfile.TemporaryFile() as err:
         try:
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a descendant that left the group holds the pipes
-            out, err = "", ""
-        timed_out = True
-    seconds = time.perf_counter() - start
-    _kill_group(proc.pid)  # background children the program left behind
-    return StepResult(None if timed_out else proc.returncode, out or "", err or "", seconds,
-                      timed_out)
+            proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env=env, start_new_session=True)
+        except OSError as exc:  # not found, not executable
+            return StepResult(None, "", f"cannot start {argv[0]!r}: {exc.strerror}",
+                              time.perf_counter() - start)
+        try:
+            proc.wait(timeout=limit_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill(proc, tag)
+            proc.wait()
+            timed_out = True
+        seconds = time.perf_counter() - start
+        _kill_group(proc.pid)  # background children the program left behind in its group
+        return StepResult(None if timed_out else proc.returncode, _tail(out), _tail(err), seconds, timed_out)
+
+
+def _output(path: Path | None) -> BinaryIO:
+    """Where a step's stdout goes: ``path`` (kept), or an unnamed file gone when closed."""
+    return open(path, "w+b") if path is not None else tempfile.TemporaryFile()
+
+
+def _tail(fh: BinaryIO) -> str:
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(max(0, size - TAIL_BYTES))
+    return fh.read().decode(errors="replace")
+
+
+def _kill(proc: subprocess.Popen, tag: str) -> None:
+    """The step, its process group and every process carrying its tag."""
+    _kill_group(proc.pid)
+    with contextlib.suppress(ProcessLookupError):
+        proc.kill()
+    if tag:
+        kill_tagged(tag)
 
 
 def _kill_group(pgid: int) -> None:
@@ -93,9 +126,10 @@ def _kill_group(pgid: int) -> None:
 
 @dataclass
 class _Build:
-    """A configuration's directory after its compile step."""
+    """A configuration's directory after its compile step; ``tag`` prefixes its steps' tags."""
 
     workdir: Path
+    tag: str
     seconds: float
     compile_ms: float | None
     failure: EvalResult | None = None
@@ -120,6 +154,8 @@ class CommandBackend:
         self.size = dict(size or {})
         fixed = {**(constants or {}), **self.size}
         self._fixed = {k: _text(v) for k, v in fixed.items()} | {DIR_PLACEHOLDER: str(self.directory)}
+        self._scratch = Scratch()
+        self._numbers = itertools.count()
         self._pool = ThreadPoolExecutor(max_workers=compile_workers, thread_name_prefix="bat-cc")
         self._pending: dict[tuple, Future[_Build]] = {}
 
@@ -137,12 +173,14 @@ class CommandBackend:
                 self._pending[key] = self._pool.submit(self._compile, dict(config))
 
     def _compile(self, config: dict[str, Any]) -> _Build:
-        workdir = Path(tempfile.mkdtemp(prefix=f"bat-{self.benchmark}-"))
+        number = next(self._numbers)
+        workdir = Path(tempfile.mkdtemp(prefix=f"{number}-", dir=self._scratch.path))
+        tag = f"{self._scratch.tag}/{number}/"
         if self.spec.compile is None:
-            return _Build(workdir, 0.0, None)
+            return _Build(workdir, tag, 0.0, None)
         step = run_step(self._render(self.spec.compile, config), workdir,
-                        self.spec.limits_s["compile"])
-        build = _Build(workdir, step.seconds, step.seconds * 1e3)
+                        self.spec.limits_s["compile"], tag=tag + "compile")
+        build = _Build(workdir, tag, step.seconds, step.seconds * 1e3)
         if step.timed_out:
             build.failure = self._result(config, Status.TIMEOUT, build, (), step.seconds,
                                          f"compile exceeded its {self.spec.limits_s['compile']:g} s limit")
@@ -160,6 +198,7 @@ class CommandBackend:
         try:
             return build.failure or self._run(cfg, build)
         finally:
+            kill_tagged(build.tag)  # whatever the configuration's commands left running
             shutil.rmtree(build.workdir, ignore_errors=True)
 
     def _run(self, config: dict[str, Any], build: _Build) -> EvalResult:
@@ -168,7 +207,8 @@ class CommandBackend:
         spent = build.seconds
         times: list[float] = []
         for i in range(spec.repeats):
-            step = run_step(argv, build.workdir, spec.limits_s["run"])
+            keep = build.workdir / "run.out" if i == 0 and spec.verify is not None else None
+            step = run_step(argv, build.workdir, spec.limits_s["run"], tag=f"{build.tag}run{i}", stdout_path=keep)
             spent += step.seconds
             if step.timed_out:
                 return self._result(config, Status.TIMEOUT, build, times, spent,
@@ -185,10 +225,9 @@ class CommandBackend:
                 except ValueError as exc:
                     return self._result(config, Status.RUNTIME_ERROR, build, times, spent,
                                         f"{exc}: {step.stdout.strip()[-MESSAGE_CHARS:]!r}")
-            if i == 0 and spec.verify is not None:
-                (build.workdir / "run.out").write_text(step.stdout)
+            if keep is not None:
                 check = run_step(self._render(spec.verify, config), build.workdir,
-                                 spec.limits_s["verify"])
+                                 spec.limits_s["verify"], tag=f"{build.tag}verify")
                 spent += check.seconds
                 if check.timed_out:
                     return self._result(config, Status.TIMEOUT, build, times, spent,
@@ -225,6 +264,7 @@ class CommandBackend:
             if not future.cancelled():
                 shutil.rmtree(future.result().workdir, ignore_errors=True)
         self._pending.clear()
+        self._scratch.close()
 
 
 def _text(value: Any) -> str:
