@@ -205,10 +205,17 @@ class Dataset:
         except (pa.ArrowInvalid, OSError) as exc:
             raise DatasetError(f"{path}: not a Parquet dataset: {exc}") from exc
         meta = table.schema.metadata or {}
-        if META_KEY not in meta:
-            raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
-        params = tuple(json.loads(meta[b"bat_parameters"]))
+        if META_KEY not in meta or b"bat_parameters" not in meta:
+            raise DatasetError(f"{path}: no BAT metadata (keys 'bat', 'bat_parameters') in the Parquet schema")
+        try:
+            params = tuple(json.loads(meta[b"bat_parameters"]))
+        except (ValueError, TypeError) as exc:
+            raise DatasetError(f"{path}: metadata 'bat_parameters' is not a JSON list ({exc})") from None
         frame = table.to_pandas()
+        missing = [c for c in (*params, *CORE_COLUMNS) if c not in frame.columns]
+        if missing:
+            raise DatasetError(f"{path}: lacks columns {missing} (a dataset has its parameters and "
+                               f"{', '.join(CORE_COLUMNS)})")
         frame["times_ms"] = frame["times_ms"].map(_as_float_list)
         return cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
 

@@ -199,6 +199,8 @@ def read_space_json(path: str | Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SpaceSpecError(f"{path}: cannot read space file ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise SpaceSpecError(f"{path}: not UTF-8 text (byte {exc.start}): a space file is UTF-8 JSON") from None
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:

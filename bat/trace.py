@@ -83,6 +83,8 @@ def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path, *, 
 
 def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A trace and its metadata."""
+    if not Path(path).is_file():
+        raise DatasetError(f"{path}: no such trace file")
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowInvalid) as exc:

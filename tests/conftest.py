@@ -31,3 +31,12 @@ def published_dir() -> Path:
 def _user_data_dir(tmp_path_factory, monkeypatch):
     """Every test gets its own empty data folder (imports, recordings and run traces go there)."""
     monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path_factory.mktemp("bat-data")))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say how many rows of the bad-input battery ran (tests/test_bad_inputs.py)."""
+    reports = [r for key in ("passed", "failed") for r in terminalreporter.stats.get(key, [])
+               if "test_bad_inputs.py::test_bad_input[" in getattr(r, "nodeid", "") and r.when == "call"]
+    if reports:
+        passed = sum(r.passed for r in reports)
+        terminalreporter.write_line(f"bad-input battery: {len(reports)} cases, {passed} passed")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from typer._click.exceptions import ClickException, UsageError
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from bat.cli.console import err_console
 from bat.errors import BatError
@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except BatError as exc:
         return _fail(str(exc), EXIT_USAGE, debug)
+    except NoArgsIsHelpError:  # the help is printed: nothing to add
+        return EXIT_USAGE
     except ClickException as exc:  # typer's own copy of click: usage errors
         return _fail(_usage_line(exc), EXIT_USAGE, debug)
     except KeyboardInterrupt:

@@ -44,6 +44,7 @@ def analyze(
     from bat.cli.console import console
     from bat.errors import DatasetError
     from bat.registry import dataset_entries
+    from bat.trace import read_trace
 
     if all_:
         jobs = group_by_space([e for e in dataset_entries() if not gpus or e.meta.gpu in gpus])
@@ -52,6 +53,8 @@ def analyze(
         jobs += load_dataset_data(list(dataset or []))
     if not jobs:
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
+    for trace in traces or []:
+        read_trace(trace)  # a trace that cannot be read fails before any work
     check_writable_folder(out, what="--out")
     for name in ("report.md", "results.json"):
         check_writable(out / name, overwrite=force, what="--out")

@@ -142,8 +142,13 @@ def record(
 def _check_out(out: Path, *, resume: bool, force: bool) -> None:
     """A new recording never replaces a dataset unless forced; a resumed one continues its own."""
     from bat.atomic import check_writable
+    from bat.errors import DatasetError
 
     check_writable(out, overwrite=resume or force, what="--out")
+    journal = out.with_name(out.name + ".journal.jsonl")
+    if resume and not journal.exists() and not out.exists():
+        raise DatasetError(f"--resume: neither a journal {journal} nor a dataset {out} to resume; "
+                           "leave out --resume to start recording")
 
 
 def _default_out(bench, gpu: str, size: SizeChoice, resume: bool) -> Path:

@@ -68,27 +68,29 @@ def run(
     request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen, noise=noise,
                             noise_seed=seed)
     target, how = make_target(benchmark, backend=backend, request=request)
-    origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
-    console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
-    if target.dataset is not None:
-        from analysis.checks import check_dataset, registry_peers
+    try:
+        origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
+        console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
+        if target.dataset is not None:
+            from analysis.checks import check_dataset, registry_peers
 
-        checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
-        if checked.flagged:
-            console.print("[yellow]data check flagged this dataset:[/] "
-                          + "; ".join(f.message for f in checked.flags), highlight=False)
-    b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
-    numbered = out is None
-    if out is None:
-        out = runs_dir() / default_name(target, spec, tuner_option, b, seed)
-    check_writable(outside_install(out), overwrite=force or numbered, what="--out")  # before the run
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
-        result = run_tuner(tuner_obj, target, budget=b, seed=seed,
-                           progress=lambda f: bar.update(task, completed=f), tuner_name=spec)
-    target.backend.close()
+            checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+            if checked.flagged:
+                console.print("[yellow]data check flagged this dataset:[/] "
+                              + "; ".join(f.message for f in checked.flags), highlight=False)
+        b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
+        numbered = out is None
+        if out is None:
+            out = runs_dir() / default_name(target, spec, tuner_option, b, seed)
+        check_writable(outside_install(out), overwrite=force or numbered, what="--out")  # before the run
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                      TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
+            result = run_tuner(tuner_obj, target, budget=b, seed=seed,
+                               progress=lambda f: bar.update(task, completed=f), tuner_name=spec)
+    finally:
+        target.backend.close()  # a command backend's scratch folder goes, whatever happened
     result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
     warning = result.trace_meta.get("tuner_report", {}).get("warning")
     if warning:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ import pandas as pd
 from bat.atomic import publish
 from bat.dataset import Dataset, DatasetMeta, Status, make_frame
 from bat.errors import DatasetError
+from bat.importers.records import parse_records
 from bat.userdata import derived_name
 
 FAILURE_STATUS = {
@@ -54,8 +56,12 @@ def read_json(path: Path) -> dict[str, Any]:
         opener = gzip.open if path.name.endswith(".gz") else open
         with opener(path, "rt", encoding="utf-8") as fh:
             text = fh.read()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read: {exc}") from exc
+    except (EOFError, zlib.error) as exc:  # gzip cut short or damaged
+        raise DatasetError(f"{path}: a damaged or truncated gzip file ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start}); expected UTF-8 JSON") from None
+    except OSError as exc:  # missing, a folder, not gzip at all
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -89,38 +95,47 @@ def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
     """Parse a loaded cache into (header, frame in dataset layout)."""
     if not is_kernel_tuner_cache(raw):
         raise DatasetError(f"{path}: not a Kernel Tuner cache (no 'tune_params_keys'/'cache')")
-    keys: list[str] = list(raw["tune_params_keys"])
-    rows = []
-    for key, rec in raw["cache"].items():
-        values = key.split(",")
-        if len(values) != len(keys):
-            raise DatasetError(f"{path}: cache key {key!r} has {len(values)} values for {len(keys)} parameters")
-        missing = [k for k in keys if k not in rec]
-        if missing:
-            raise DatasetError(f"{path}: record {key!r} lacks parameters {missing}")
-        row: dict[str, Any] = {k: rec[k] for k in keys}
-        t = rec.get("time")
-        if isinstance(t, str):
-            if t not in FAILURE_STATUS:
-                raise DatasetError(f"{path}: record {key!r} has unknown failure {t!r}")
-            row["status"] = FAILURE_STATUS[t].value
-            row["objective_ms"] = np.nan
-            row["message"] = t
-        elif isinstance(t, int | float) and math.isfinite(t):
-            row["status"] = Status.OK.value
-            row["objective_ms"] = float(t)
-        else:
-            raise DatasetError(f"{path}: record {key!r} has no usable 'time' ({t!r})")
-        row["times_ms"] = [float(x) for x in rec.get("times", [])]
-        row["compile_ms"] = rec.get("compile_time", np.nan)
-        row["benchmark_ms"] = rec.get("benchmark_time", np.nan)
-        for f, value in rec.items():
-            if f not in MODELLED_FIELDS and f not in row and (value is None or isinstance(value, int | float | str)):
-                row[f"kt_{f}"] = value
-        rows.append(row)
+    keys = raw["tune_params_keys"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise DatasetError(f"{path}: 'tune_params_keys' must be a list of parameter names")
+    if not isinstance(raw["cache"], dict):
+        raise DatasetError(f"{path}: 'cache' must be an object of records keyed by parameter values")
+    rows = parse_records(((f"{path}: cache[{key!r}]", (key, rec)) for key, rec in raw["cache"].items()),
+                         lambda where, item: _cache_row(*item, keys, path),
+                         "an object with every parameter, 'time' and optionally a list of numbers 'times'")
     frame = make_frame(keys, rows)
     header = {k: v for k, v in raw.items() if k != "cache"}
     return header, frame
+
+
+def _cache_row(key: str, rec: Any, keys: list[str], path: Path) -> dict[str, Any]:
+    """One cache record as a dataset row."""
+    values = key.split(",")
+    if len(values) != len(keys):
+        raise DatasetError(f"{path}: cache key {key!r} has {len(values)} values for {len(keys)} parameters")
+    missing = [k for k in keys if k not in rec]
+    if missing:
+        raise DatasetError(f"{path}: record {key!r} lacks parameters {missing}")
+    row: dict[str, Any] = {k: rec[k] for k in keys}
+    t = rec.get("time")
+    if isinstance(t, str):
+        if t not in FAILURE_STATUS:
+            raise DatasetError(f"{path}: record {key!r} has unknown failure {t!r}")
+        row["status"] = FAILURE_STATUS[t].value
+        row["objective_ms"] = np.nan
+        row["message"] = t
+    elif isinstance(t, int | float) and math.isfinite(t):
+        row["status"] = Status.OK.value
+        row["objective_ms"] = float(t)
+    else:
+        raise DatasetError(f"{path}: record {key!r} has no usable 'time' ({t!r})")
+    row["times_ms"] = [float(x) for x in rec.get("times", [])]
+    row["compile_ms"] = rec.get("compile_time", np.nan)
+    row["benchmark_ms"] = rec.get("benchmark_time", np.nan)
+    for f, value in rec.items():
+        if f not in MODELLED_FIELDS and f not in row and (value is None or isinstance(value, int | float | str)):
+            row[f"kt_{f}"] = value
+    return row
 
 
 def to_cache(dataset: Dataset) -> dict[str, Any]:

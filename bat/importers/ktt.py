@@ -34,6 +34,7 @@ import pandas as pd
 from bat.dataset import Dataset, Status, counter_columns, make_frame
 from bat.errors import DatasetError
 from bat.importers.kerneltuner import write_json
+from bat.importers.records import parse_records
 
 #: KTT time units -> milliseconds
 UNIT_TO_MS = {"nanoseconds": 1e-6, "microseconds": 1e-3, "milliseconds": 1.0, "seconds": 1e3}
@@ -94,8 +95,13 @@ def read_ktt(raw: dict[str, Any], source: str) -> tuple[list[str], pd.DataFrame,
     results = raw["Results"]
     if not results:
         raise DatasetError(f"{source}: KTT file has no Results")
-    params = [str(p["Name"]) for p in results[0].get("Configuration", [])]
-    rows = [_row(res, params, scale, cuda_sizes, f"{source}: Results[{i}]") for i, res in enumerate(results)]
+    params = parse_records([(f"{source}: Results[0].Configuration", results[0])],
+                           lambda where, res: [str(p["Name"]) for p in res.get("Configuration", [])],
+                           "a list of Name/Value objects")[0]
+    rows = parse_records(((f"{source}: Results[{i}]", res) for i, res in enumerate(results)),
+                         lambda where, res: _row(res, params, scale, cuda_sizes, where),
+                         "an object with 'Configuration' (Name/Value objects), 'Status', 'TotalDuration' and "
+                         "'ComputationResults' (objects with a numeric 'Duration')")
     header = {**meta, "device_name": str(meta.get("Device", ""))}
     return params, make_frame(params, rows), header
 

@@ -36,6 +36,7 @@ import pandas as pd
 from bat.dataset import CORE_COLUMNS, Dataset, DatasetMeta, Status, counter_columns, make_frame
 from bat.errors import DatasetError
 from bat.importers.kerneltuner import write_json
+from bat.importers.records import parse_records
 
 SCHEMA_VERSION = "1.0.0"
 INVALIDITY_STATUS = {
@@ -215,7 +216,10 @@ def read_t4(raw: dict[str, Any], source: str) -> tuple[list[str], pd.DataFrame, 
     if not is_t4(raw):
         raise DatasetError(f"{source}: not a T4 results file (no 'results' list of configurations)")
     reader = _Reader(raw, source)
-    rows = [reader.row(i, res) for i, res in enumerate(raw["results"])]
+    rows = parse_records(((f"{source}: results[{i}]", (i, res)) for i, res in enumerate(raw["results"])),
+                         lambda where, item: reader.row(*item),
+                         "an object with 'configuration', 'times' (an object of numbers), 'invalidity' and "
+                         "'measurements' (a list of name/value/unit objects)")
     return reader.params, make_frame(reader.params, rows), reader.info(raw)
 
 
