@@ -47,13 +47,28 @@ def test_gate_flags_a_crippled_tuner_against_a_random_search_baseline(baseline: 
     assert any(f"{c['benchmark']}/{c['gpu']} | {c['budget']}" in summary for c in regressed)
 
 
-def test_gate_passes_a_fair_rerun_with_other_seeds(baseline: Path, tmp_path: Path) -> None:
+def test_gate_passes_a_fair_rerun_with_other_seeds(baseline: Path, tmp_path: Path, capsys) -> None:
     code = main(["compare", "--tuners", RANDOM, *COMMON, "--seed", "1", "--out", str(tmp_path),
                  "--baseline", str(baseline)])
     assert code == 0
     doc = json.loads((tmp_path / "results.json").read_text())
     assert doc["gate"]["passed"] and len(doc["gate"]["cells"]) == 4
-    assert "PASSED" in (tmp_path / "summary.md").read_text()
+    summary = (tmp_path / "summary.md").read_text()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "PASSED" in summary and "gate: 4 cell(s) compared" in out
+    for bench in ("pnpoly", "gemm"):  # every compared cell is listed, in the summary and on the console
+        for budget in (10, 20):
+            assert f"mine on {bench}/RTX_3090 at {budget}" in out
+            assert f"| `mine` | {bench}/RTX_3090 | {budget} |" in summary
+
+
+def test_a_gate_that_compared_no_cell_fails() -> None:
+    import pandas as pd
+
+    from analysis.compare.assess import GateResult
+
+    empty = GateResult("b.json", 0.05, 0.4, pd.DataFrame(columns=["regressed"]))
+    assert not empty.passed
 
 
 def test_gate_thresholds_are_options(baseline: Path, tmp_path: Path) -> None:

@@ -144,3 +144,37 @@ def test_pool_workers_die_with_their_parent(tmp_path):
         return "State:\tZ" in status
 
     assert wait_for(lambda: all(gone(p) for p in workers))
+
+
+def test_a_second_recording_into_one_journal_is_refused(tmp_path):
+    from bat.errors import DatasetError
+    from bat.recording.journal import Journal
+
+    path = tmp_path / "d.parquet.journal.jsonl"
+    first = Journal.create(path, {"benchmark": "x"})
+    first.append({"id": 1})
+    with pytest.raises(DatasetError, match="another `bat record` is writing this journal"):
+        Journal.open(path)
+    first.close()
+    with Journal.open(path) as second:  # free again
+        assert [r["id"] for r in second.records] == [1]
+
+
+@LINUX
+def test_what_a_configuration_leaves_running_is_killed_when_it_is_done(tmp_path, monkeypatch):
+    import json
+    import tempfile
+
+    from bat.backends.command import command_backend
+    from bat.benchmark import load_benchmark
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    raw = {"name": "daemon", "parameters": [{"name": "S", "values": [1]}], "constraints": [], "problem_size": {},
+           "command": {"run": "sh -c 'setsid sleep 300 & echo started'", "objective": "wall", "repeats": 1}}
+    (tmp_path / "space.json").write_text(json.dumps(raw))
+    backend = command_backend(load_benchmark(tmp_path / "space.json"))
+    try:
+        assert backend.evaluate({"S": 1}).ok
+        assert tagged_pids(backend._scratch.tag + "/") == []
+    finally:
+        backend.close()

@@ -50,7 +50,7 @@ def test_record_sample_at_small_size_verifies_and_resumes(session, tmp_path):
     assert first.measured_now == 3 and not first.complete
     second = run_recording(plan, session, open_journal(plan, path, resume=True), workers=2)
     assert second.complete and second.measured_now == len(plan.work.ids) - 3
-    journal = Journal.open(path)
+    journal = Journal.read(path)
     ids = [r["id"] for r in journal.records]
     assert sorted(ids) == plan.work.ids.tolist() and len(set(ids)) == len(ids)
     frame = to_dataset(plan, journal).frame

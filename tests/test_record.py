@@ -122,7 +122,7 @@ def test_journal_cuts_a_torn_last_line_and_refuses_to_overwrite(tmp_path):
     assert [r["id"] for r in reopened.records] == [1, 2]
     reopened.append({"id": 3, "status": "ok"})
     reopened.close()
-    assert [r["id"] for r in Journal.open(path).records] == [1, 2, 3]
+    assert [r["id"] for r in Journal.read(path).records] == [1, 2, 3]
     with pytest.raises(DatasetError, match="exists"):
         Journal.create(path, {"benchmark": "x"})
 
@@ -135,13 +135,13 @@ def test_limit_stops_cleanly_with_a_partial_dataset_and_resume_finishes(tmp_path
                           workers=0, limit=12)
     assert (first.measured_now, first.done, first.complete) == (12, 12, False)
     assert "limit" in first.stopped
-    part = to_dataset(plan, Journal.open(path))
+    part = to_dataset(plan, Journal.read(path))
     assert part.meta.partial and part.meta.n_expected == 30 and len(part.frame) == 12
     executor = ReplayExecutor(published)
     second = run_recording(plan, executor, open_journal(plan, path, resume=True), workers=0)
     assert second.complete and second.measured_now == 18 and second.stopped == ""
     assert len(executor.measured) == 18
-    full = to_dataset(plan, Journal.open(path))
+    full = to_dataset(plan, Journal.read(path))
     assert not full.meta.partial and len(full.frame) == 30
     # every row carries what the stand-in device recorded for that configuration
     replay = ReplayBackend(published)
@@ -185,7 +185,7 @@ def test_kill_9_mid_recording_then_resume_loses_and_repeats_nothing(tmp_path, pu
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    before = Journal.open(path).records
+    before = Journal.read(path).records
     assert 20 <= len(before) < n, "the kill did not land mid-recording"
 
     plan = make_plan(sample_valid(load_benchmark("pnpoly").space, n, seed))
@@ -196,7 +196,7 @@ def test_kill_9_mid_recording_then_resume_loses_and_repeats_nothing(tmp_path, pu
     resumed = {json.dumps(c, sort_keys=True) for c in executor.measured}
     assert not done_before & resumed, "a finished configuration was measured again"
 
-    journal = Journal.open(path)
+    journal = Journal.read(path)
     assert journal.records[: len(before)] == before  # nothing finished was rewritten
     ids = [r["id"] for r in journal.records]
     assert len(ids) == len(set(ids)) == n
@@ -215,7 +215,7 @@ def test_compile_pool_returns_compile_errors_as_data(tmp_path, published):
     path = tmp_path / "r.journal.jsonl"
     outcome = run_recording(plan, executor, open_journal(plan, path, resume=False), workers=2)
     assert outcome.complete
-    records = Journal.open(path).records
+    records = Journal.read(path).records
     assert [r["id"] for r in records] == plan.work.ids.tolist()  # pool results come in order
     for rec in records:
         if rec["id"] in broken:
@@ -225,7 +225,7 @@ def test_compile_pool_returns_compile_errors_as_data(tmp_path, published):
         else:
             assert rec["status"] != Status.COMPILE_ERROR.value
     assert len(executor.measured) == 4  # configurations that failed to compile never ran
-    dataset = to_dataset(plan, Journal.open(path))
+    dataset = to_dataset(plan, Journal.read(path))
     assert (dataset.frame["status"] == "compile_error").sum() == 2
 
 
@@ -236,7 +236,7 @@ def test_max_minutes_stops_between_configurations(tmp_path, published):
                             open_journal(plan, path, resume=False), workers=0, max_seconds=0.2)
     assert "time limit" in outcome.stopped and not outcome.complete
     assert 1 <= outcome.measured_now < 40
-    assert len(Journal.open(path).records) == outcome.measured_now
+    assert len(Journal.read(path).records) == outcome.measured_now
 
 
 def test_gpu_ids_from_device_names():

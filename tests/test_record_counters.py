@@ -163,7 +163,7 @@ def test_recording_with_counters_fills_counter_columns_profile_ms_and_names_miss
     outcome = run_recording(plan, executor, open_journal(plan, path, resume=False), workers=0,
                             profiler=profiler)
     assert outcome.complete
-    dataset = to_dataset(plan, Journal.open(path))
+    dataset = to_dataset(plan, Journal.read(path))
     frame = dataset.frame
     ok = frame["status"] == "ok"
     assert ok.sum() == len(calls(log)) >= 1  # one profiled run per ok configuration, none for others

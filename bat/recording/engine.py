@@ -135,6 +135,7 @@ def open_journal(plan: RecordPlan, path: str | Path, *, resume: bool) -> Journal
     wrong = [key for key in ("benchmark", "space_hash", "selection", "n_expected", "size", "device", "counters")
              if _canonical(want.get(key)) != _canonical(have.get(key))]
     if wrong:
+        journal.close()
         details = "; ".join(f"{k}: journal has {_short(have.get(k))}, this run {_short(want.get(k))}"
                             for k in wrong)
         raise DatasetError(f"{path}: cannot resume a different recording ({details})")

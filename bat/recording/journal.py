@@ -4,7 +4,9 @@ The first line is a header (what is being recorded, on which device); every
 later line is one finished configuration, written, flushed and fsynced
 before the next one starts, so a recording killed at any moment (``kill -9``
 included) loses at most the configuration it was measuring. Only the last
-line can be torn by a kill; opening the journal again cuts it off.
+line can be torn by a kill; opening the journal again cuts it off. An open
+journal holds an exclusive ``flock`` on its file, so a second recording
+into the same output is refused instead of appending beside the first.
 
 Hand-written because the job is a dozen lines of ``os.write`` + ``fsync``:
 Parquet parts or SQLite would add either many small files or a dependency
@@ -13,6 +15,7 @@ the GPU machine lacks, and neither makes one record durable more cheaply.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -29,11 +32,11 @@ VERSION = 1
 class Journal:
     """An open journal: its header and the records already in it; ``append`` adds one durably."""
 
-    def __init__(self, path: Path, header: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    def __init__(self, path: Path, header: dict[str, Any], records: list[dict[str, Any]], fd: int) -> None:
         self.path = path
         self.header = header
         self.records = records
-        self._fd: int | None = None
+        self._fd: int | None = fd  # holds the journal's lock until close
 
     # -- opening ---------------------------------------------------------------
     @classmethod
@@ -53,7 +56,7 @@ class Journal:
 
         publish(path, write, overwrite=False)  # the header appears whole or not at all, never twice
         _fsync_dir(path.parent)
-        return cls(path, full, [])
+        return cls(path, full, [], _locked(path))
 
     @classmethod
     def open(cls, path: str | Path) -> Journal:
@@ -61,6 +64,21 @@ class Journal:
         path = Path(path)
         if not path.is_file():
             raise DatasetError(f"{path}: no journal to resume")
+        fd = _locked(path)
+        try:
+            return cls._read(path, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    @classmethod
+    def read(cls, path: str | Path) -> Journal:
+        """The journal's header and records, its lock released at once (nothing can be appended)."""
+        with cls.open(path) as journal:
+            return journal
+
+    @classmethod
+    def _read(cls, path: Path, fd: int) -> Journal:
         data = path.read_bytes()
         lines, good_end = [], 0
         for raw, end in _complete_lines(data):
@@ -72,35 +90,53 @@ class Journal:
                 raise DatasetError(f"{path}: line {len(lines) + 1} is not JSON: {exc}") from exc
             good_end = end
         if good_end < len(data):
-            with open(path, "r+b") as fh:
-                fh.truncate(good_end)
-                os.fsync(fh.fileno())
+            os.ftruncate(fd, good_end)
+            os.fsync(fd)
         if not lines or lines[0].get("kind") != KIND:
             raise DatasetError(f"{path}: not a BAT recording journal (no header line)")
         header = lines[0]
         if header.get("version") != VERSION:
             raise DatasetError(f"{path}: journal version {header.get('version')} != {VERSION}")
-        return cls(path, header, lines[1:])
+        return cls(path, header, lines[1:], fd)
 
     # -- writing ---------------------------------------------------------------
     def append(self, record: Mapping[str, Any]) -> None:
         """Write one record and make it durable before returning."""
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            raise DatasetError(f"{self.path}: the journal is closed")
         line = (json.dumps(record, sort_keys=True, allow_nan=True) + "\n").encode()
         os.write(self._fd, line)
         os.fsync(self._fd)
         self.records.append(dict(record))
 
     def close(self) -> None:
+        """Release the journal (and its lock); the records stay readable."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def remove(self) -> None:
         """Delete the journal (after its records were merged into a complete dataset)."""
         self.close()
         self.path.unlink(missing_ok=True)
+
+
+def _locked(path: Path) -> int:
+    """An appending descriptor of the journal holding its exclusive lock (dropped when closed or at death)."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatasetError(f"{path}: another `bat record` is writing this journal; wait for it to finish "
+                           "or record into another --out") from None
+    return fd
 
 
 def _complete_lines(data: bytes) -> Iterator[tuple[bytes, int]]:
