@@ -52,7 +52,8 @@ def test_the_battery_is_big_enough() -> None:
     assert len(CASES) >= MINIMUM
     assert len({c.id for c in CASES}) == len(CASES)
     commands = {c.argv[0] for c in CASES}
-    assert commands >= {"run", "space", "list", "import", "export", "inspect", "record", "analyze", "compare"}
+    assert commands >= {"run", "serve", "space", "list", "import", "export", "inspect", "record", "analyze",
+                        "compare"}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

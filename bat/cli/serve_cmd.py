@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import socket
 import sys
 from collections.abc import Iterator
@@ -21,15 +20,20 @@ from typing import IO
 
 import typer
 
+from bat.cli.options import positive_finite
+
 
 def serve(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
     gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
     budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
-    time_budget: float = typer.Option(None, "--time-budget", help="Simulated seconds (compile + run) instead."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Run seed; the client's seed in hello is drawn from it."),
-    out: Path = typer.Option(None, "--out", "-o",
-                             help="Trace file (Parquet); default <data folder>/runs/<...>.parquet."),
+    time_budget: float = typer.Option(None, "--time-budget", callback=positive_finite,
+                                      help="Simulated seconds (compile + run) instead."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0,
+                             help="Run seed; the client's seed in hello is drawn from it."),
+    out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default <data folder>/runs/<...>.parquet "
+                                                       "as `bat run` names it."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out or --transcript file."),
     backend: str = typer.Option("auto", "--backend", help="auto, or a backend of `bat list backends`."),
     socket_path: Path = typer.Option(None, "--socket", help="Serve one client on this Unix socket instead of "
                                                             "stdin/stdout."),
@@ -38,20 +42,28 @@ def serve(
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
+    from bat.atomic import check_writable
     from bat.cli.console import err_console
+    from bat.cli.run_cmd import default_name
     from bat.driver import run_tuner
     from bat.problem import Budget
     from bat.protocol.server import StreamTuner
     from bat.targets import TargetRequest, make_target
-    from bat.userdata import check_writable, runs_dir
+    from bat.trace import write_trace
+    from bat.userdata import check_writable as outside_install
+    from bat.userdata import runs_dir
 
     target, how = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))
-    err_console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
+    numbered = out is None
     if out is None:
-        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{target.benchmark}_{target.gpu}_{name}_s{seed}")
-        out = runs_dir() / f"{safe}.parquet"
-    check_writable(out)
+        out = runs_dir() / default_name(target, name, [], b, seed)
+    check_writable(outside_install(out), overwrite=force or numbered, what="--out")  # all before anything is written
+    if transcript is not None:
+        check_writable(outside_install(transcript), overwrite=force, what="--transcript")
+    if socket_path is not None:
+        _check_socket(socket_path)
+    err_console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
     settings = {"benchmark": target.benchmark, "gpu": target.gpu, "backend": target.backend.name,
                 "budget": {"evaluations": b.max_evals, "seconds": b.max_time_s}, "seed": seed}
     with contextlib.ExitStack() as stack:
@@ -62,8 +74,9 @@ def serve(
         err_console.print(f"serving {target.benchmark}/{target.gpu}, budget {b.describe()}, seed {seed}",
                           highlight=False)
         result = run_tuner(StreamTuner(reader=reader, writer=writer, transcript=log), target, budget=b,
-                           seed=seed, out=out, tuner_name=name)
+                           seed=seed, tuner_name=name)
     target.backend.close()
+    result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
     report = result.trace_meta.get("tuner_report", {})
     err_console.print(f"client {report.get('client') or '(no hello)'}: {result.evaluated} evaluations, "
                       f"{result.rejected} rejected, {result.repeated} repeats; ended: {report.get('ended')}",
@@ -101,8 +114,7 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     from bat.cli.console import err_console
     from bat.errors import BatError
 
-    if path.exists():
-        raise BatError(f"--socket {path}: the file exists (another server, or a stale socket to remove)")
+    _check_socket(path)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     pending = path.with_name(f".{path.name}.{os.getpid()}.binding")
     try:
@@ -120,6 +132,13 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
         server.close()
         pending.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
+
+
+def _check_socket(path: Path) -> None:
+    from bat.errors import BatError
+
+    if path.exists():
+        raise BatError(f"--socket {path}: the file exists (another server, or a stale socket to remove)")
 
 
 def register(app: typer.Typer) -> None:
