@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from bad_input_cases import CASES, ROOT, Case
+from bad_input_builders import ROOT
+from bad_input_cases import CASES, Case
 
 from bat.cli import main
 from bat.locking import FolderLock
