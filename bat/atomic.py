@@ -74,7 +74,7 @@ def publish(path: str | Path, write: Callable[[Path], object], *, overwrite: boo
             tmp.unlink()
 
 
-def check_writable(path: str | Path, *, overwrite: bool = True, what: str = "output") -> Path:
+def check_output(path: str | Path, *, overwrite: bool = True, what: str = "output") -> Path:
     """Fail now, writing nothing, if ``publish`` could not write ``path`` later.
 
     Raises OutputError when ``path`` is a folder, exists and ``overwrite`` is
@@ -89,7 +89,7 @@ def check_writable(path: str | Path, *, overwrite: bool = True, what: str = "out
     return path
 
 
-def check_writable_folder(folder: str | Path, *, what: str = "output folder") -> Path:
+def check_output_folder(folder: str | Path, *, what: str = "output folder") -> Path:
     """Fail now if ``folder`` is a file or could not be created or written by this process."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():

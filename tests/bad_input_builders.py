@@ -147,3 +147,10 @@ def first_cache_record(change: Callable[[dict[str, Any]], Any]) -> Callable[[dic
 
 def set_meta(**values: Any) -> Callable[[Any], None]:
     return lambda ds: [setattr(ds.meta, k, v) for k, v in values.items()]
+
+
+def t1(change: Callable[[dict[str, Any]], Any]) -> str:
+    """The hotspot T1 test file (tests/fixtures/t1) with ``change`` applied."""
+    raw = json.loads((ROOT / "tests" / "fixtures" / "t1" / "hotspot_milo.T1.json").read_text())
+    change(raw)
+    return json.dumps(raw)

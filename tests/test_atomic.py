@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bat.atomic import check_writable, publish, temporary_path, write_text
+from bat.atomic import check_output, publish, temporary_path, write_text
 from bat.cli import main
 from bat.errors import OutputError
 
@@ -93,12 +93,12 @@ def test_kill_9_while_writing_leaves_no_torn_file(tmp_path):
 def test_check_writable_refuses_folders_files_in_the_way_and_existing_files(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(OutputError, match="is a folder"):
-        check_writable(tmp_path)
+        check_output(tmp_path)
     with pytest.raises(OutputError, match="is a file, not a folder"):
-        check_writable(tmp_path / "f" / "x.parquet")
+        check_output(tmp_path / "f" / "x.parquet")
     with pytest.raises(OutputError, match="--force"):
-        check_writable(tmp_path / "f", overwrite=False)
-    assert check_writable(tmp_path / "new" / "deeper" / "x.parquet") == tmp_path / "new" / "deeper" / "x.parquet"
+        check_output(tmp_path / "f", overwrite=False)
+    assert check_output(tmp_path / "new" / "deeper" / "x.parquet") == tmp_path / "new" / "deeper" / "x.parquet"
     assert not (tmp_path / "new").exists()
 
 

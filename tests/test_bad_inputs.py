@@ -3,7 +3,8 @@
 Each row must exit with its status (2), print exactly one line on stderr
 (``error: ...``) naming its culprit, print no traceback, and leave every
 file as it was: its own folder (which is also its temporary folder: command
-backend scratch) and the repository's results/. The number of rows is printed
+backend scratch, and its data folder: default outputs) and the repository's
+results/. The number of rows is printed
 at the end of the test session (conftest.py).
 """
 
@@ -62,6 +63,7 @@ def test_bad_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / ".tmp"))  # command backend scratch goes here
+    monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "bat-data"))  # and default outputs here
     for key, value in case.env.items():
         monkeypatch.setenv(key, value)
     build(case, tmp_path)

@@ -40,7 +40,7 @@ def analyze(
     from analysis.data import group_by_space, load_benchmark_data, load_dataset_data
     from analysis.model import ModelSettings
     from analysis.report import AnalyzeSettings, analyze_benchmark, write_report
-    from bat.atomic import check_writable, check_writable_folder
+    from bat.atomic import check_output, check_output_folder
     from bat.cli.console import console
     from bat.errors import DatasetError
     from bat.registry import dataset_entries
@@ -55,9 +55,9 @@ def analyze(
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
     for trace in traces or []:
         read_trace(trace)  # a trace that cannot be read fails before any work
-    check_writable_folder(out, what="--out")
+    check_output_folder(out, what="--out")
     for name in ("report.md", "results.json"):
-        check_writable(out / name, overwrite=force, what="--out")
+        check_output(out / name, overwrite=force, what="--out")
     settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
                                noise_alpha=noise_alpha, centrality_variant=variant,
                                neighbourhood=neighbourhood, importance=not no_importance,

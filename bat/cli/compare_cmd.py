@@ -71,7 +71,7 @@ def compare(
     from analysis.compare.methodology import parse_success
     from analysis.compare.presets import preset as get_preset
     from analysis.compare.report import write_outputs
-    from bat.atomic import check_writable_folder
+    from bat.atomic import check_output_folder
     from bat.cli.console import console
     from bat.locking import FolderLock
 
@@ -106,7 +106,7 @@ def compare(
     gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
     if scheduler:
         _check_scheduler(scheduler)
-    check_writable_folder(out, what="--out")
+    check_output_folder(out, what="--out")
     with FolderLock(out, "--out"):  # a second campaign on this folder exits 2 naming this one
         with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as bar:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import typer
 
-from bat.atomic import check_writable as check_output
-from bat.atomic import write_text
+from bat.atomic import check_output, write_text
 
 
 class Format(StrEnum):

@@ -141,10 +141,10 @@ def record(
 
 def _check_out(out: Path, *, resume: bool, force: bool) -> None:
     """A new recording never replaces a dataset unless forced; a resumed one continues its own."""
-    from bat.atomic import check_writable
+    from bat.atomic import check_output
     from bat.errors import DatasetError
 
-    check_writable(out, overwrite=resume or force, what="--out")
+    check_output(out, overwrite=resume or force, what="--out")
     journal = out.with_name(out.name + ".journal.jsonl")
     if resume and not journal.exists() and not out.exists():
         raise DatasetError(f"--resume: neither a journal {journal} nor a dataset {out} to resume; "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.atomic import check_writable
+from bat.atomic import check_output
 from bat.cli.options import positive_finite
 
 if TYPE_CHECKING:
@@ -56,8 +56,7 @@ def run(
     from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.targets import TargetRequest, make_target
     from bat.trace import write_trace
-    from bat.userdata import check_writable as outside_install
-    from bat.userdata import runs_dir
+    from bat.userdata import check_writable, runs_dir
 
     if benchmark is None and dataset is None:
         raise BatError("bat run: give --benchmark NAME|FILE or --dataset FILE|ID")
@@ -82,7 +81,7 @@ def run(
         numbered = out is None
         if out is None:
             out = runs_dir() / default_name(target, spec, tuner_option, b, seed)
-        check_writable(outside_install(out), overwrite=force or numbered, what="--out")  # before the run
+        check_output(check_writable(out), overwrite=force or numbered, what="--out")  # before the run
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
                       console=console, transient=True) as bar:

@@ -42,7 +42,7 @@ def serve(
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
-    from bat.atomic import check_writable
+    from bat.atomic import check_output
     from bat.cli.console import err_console
     from bat.cli.run_cmd import default_name
     from bat.driver import run_tuner
@@ -50,17 +50,16 @@ def serve(
     from bat.protocol.server import StreamTuner
     from bat.targets import TargetRequest, make_target
     from bat.trace import write_trace
-    from bat.userdata import check_writable as outside_install
-    from bat.userdata import runs_dir
+    from bat.userdata import check_writable, runs_dir
 
     target, how = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     numbered = out is None
     if out is None:
         out = runs_dir() / default_name(target, name, [], b, seed)
-    check_writable(outside_install(out), overwrite=force or numbered, what="--out")  # all before anything is written
+    check_output(check_writable(out), overwrite=force or numbered, what="--out")  # all before anything is written
     if transcript is not None:
-        check_writable(outside_install(transcript), overwrite=force, what="--transcript")
+        check_output(check_writable(transcript), overwrite=force, what="--transcript")
     if socket_path is not None:
         _check_socket(socket_path)
     err_console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
