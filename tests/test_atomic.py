@@ -16,6 +16,7 @@ import pytest
 from bat.atomic import check_output, publish, temporary_path, write_text
 from bat.cli import main
 from bat.errors import OutputError
+from bat.userdata import runs_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -107,7 +108,7 @@ def test_run_names_hold_what_tells_runs_apart_and_never_replace(tmp_path, monkey
     base = ["run", "-t", "reference:random", "-b", "pnpoly", "-s", "7"]
     for extra in (["-n", "30"], ["-n", "31"], ["-n", "30"], ["--time-budget", "5"], ["-n", "30", "-O", "batch=4"]):
         assert main([*base, *extra]) == 0
-    names = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    names = sorted(p.name for p in runs_dir().iterdir())
     assert names == ["pnpoly_RTX_3090_replay_reference_random_batch=4_n30_s7.parquet",
                      "pnpoly_RTX_3090_replay_reference_random_n30_s7-2.parquet",
                      "pnpoly_RTX_3090_replay_reference_random_n30_s7.parquet",

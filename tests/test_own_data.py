@@ -305,8 +305,8 @@ def test_t1_and_cache_of_a_new_kernel_give_a_dataset_with_constraints(tmp_path, 
     trace, _ = read_trace(trace_file)
     assert int(trace["charged"].sum()) == 25
     assert "missing" not in set(trace["status"])  # every evaluated configuration was measured
-    code, out, _ = run(["run", "-t", "reference:random", "-b", "toykernel", "-n", "5", "-o", str(trace_file)],
-                       capsys)  # the imported benchmark by its name
+    code, out, _ = run(["run", "-t", "reference:random", "-b", "toykernel", "-n", "5", "-o", str(trace_file),
+                        "--force"], capsys)  # the imported benchmark by its name
     assert code == 0 and "toykernel_RTX_3090.parquet" in out.splitlines()[0]
     target, _ = make_target(None, request=TargetRequest(dataset=entry.path))
     problem = Problem(space=target.space, backend=target.backend, budget=Budget(max_evals=5))
