@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.score import RunCurve
+from bat.atomic import write_text
 
 HEADER = '"function evaluation" "best-so-far f(x)"'
 
@@ -84,14 +85,14 @@ def write_function(folder: Path, algorithm: str, fn: Function, runs: Sequence[Ru
         lines.append(HEADER)
         lines += [f"{k} {v:.10e}" for k, v in records]
         entries.append(f"1:{records[-1][0]}|{records[-1][1]:.10e}")
-    data.write_text("\n".join(lines) + "\n")
+    write_text(data, "\n".join(lines) + "\n")
     note = f"{comment}; {empty} runs found no valid configuration" if empty else comment
     info = folder / f"IOHprofiler_{stem}.info"
     algo = algorithm.replace("'", "")
-    info.write_text(f"suite = 'BAT', funcId = {fn.func_id}, funcName = '{_safe(fn.name)}', DIM = {fn.dim}, "
-                    f"maximization = 'F', algId = '{algo}'\n"
-                    f"% {note}\n"
-                    f"{data.relative_to(folder).as_posix()}, {', '.join(entries)}\n")
+    write_text(info, f"suite = 'BAT', funcId = {fn.func_id}, funcName = '{_safe(fn.name)}', DIM = {fn.dim}, "
+                     f"maximization = 'F', algId = '{algo}'\n"
+                     f"% {note}\n"
+                     f"{data.relative_to(folder).as_posix()}, {', '.join(entries)}\n")
     return info
 
 
