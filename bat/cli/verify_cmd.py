@@ -13,6 +13,8 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.options import positive_finite
+
 
 def verify(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark with a CUDA kernel (name or space file)."),
@@ -20,7 +22,7 @@ def verify(
     first: bool = typer.Option(False, "--first", help="The first valid configuration."),
     random: int = typer.Option(0, "--random", min=0, help="This many valid configurations drawn uniformly."),
     ci: bool = typer.Option(False, "--ci", help="The configurations CI checks: first, extremes, every code path."),
-    seed: int = typer.Option(0, "--seed", help="Seed for --random."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed for --random."),
     size: str = typer.Option("emulation", "--size",
                              help="Problem size: emulation, small, published, or a JSON object."),
     sanitizer: str = typer.Option("address", "--sanitizer",
@@ -28,7 +30,7 @@ def verify(
     source: Path = typer.Option(None, "--source", exists=True, dir_okay=False,
                                 help="A kernel source to check instead of the benchmark's own."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Run only what NVRTC accepts for sm_90."),
-    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0,
+    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, callback=positive_finite,
                                         help="Seconds a block may take before it counts as a deadlock."),
 ) -> None:
     """Check configurations of a kernel on the CPU (no GPU needed): correctness only, never timings."""
