@@ -127,7 +127,10 @@ def default_name(target: Target, tuner: str, options: list[str], budget: Budget,
     """A trace name holding everything that tells runs apart: benchmark, GPU, backend, tuner (with its
     program arguments) and its options, budget kind and size, seed
     (``gemm_RTX_3090_replay_optuna_n100_s0.parquet``); a long tuner or option text is shortened with a hash."""
-    parts = [target.benchmark, target.gpu, target.backend.name, _shortened(tuner)]
+    parts = [target.benchmark, target.gpu]
+    if target.backend.name != target.gpu:  # an emulated run's GPU field already names its backend
+        parts.append(target.backend.name)
+    parts.append(_shortened(tuner))
     if options:
         parts.append(_shortened("-".join(sorted(options))))
     parts.append(f"n{budget.max_evals}" if budget.max_evals is not None else f"t{budget.max_time_s:g}s")
