@@ -153,7 +153,7 @@ def test_a_second_recording_into_one_journal_is_refused(tmp_path):
     path = tmp_path / "d.parquet.journal.jsonl"
     first = Journal.create(path, {"benchmark": "x"})
     first.append({"id": 1})
-    with pytest.raises(DatasetError, match="another `bat record` is writing this journal"):
+    with pytest.raises(DatasetError, match="another BAT process is writing this journal"):
         Journal.open(path)
     first.close()
     with Journal.open(path) as second:  # free again

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +18,7 @@ from bat.cli.options import positive_finite
 
 if TYPE_CHECKING:
     from bat.problem import Budget
+    from bat.recording.run_journal import RunCheckpoint
     from bat.targets import Target
 
 
@@ -37,6 +42,9 @@ def run(
                              help="Trace file (Parquet); default <data folder>/runs/<benchmark>_<gpu>_<backend>_"
                                   "<tuner>_<budget>_s<seed>.parquet, numbered -2, -3, ... when taken."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue an interrupted run of this same command on a measuring backend: "
+                                     "what its journal holds is not measured again."),
     backend: str = typer.Option("auto", "--backend",
                                 help="auto: live on a GPU when one is present, else replay; or a backend of "
                                      "`bat list backends` (emulated: the kernel on the CPU, correctness only)."),
@@ -53,6 +61,7 @@ def run(
     from bat.driver import run_tuner
     from bat.errors import BatError
     from bat.problem import Budget
+    from bat.recording.run_journal import JournalledBackend
     from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.targets import TargetRequest, make_target
     from bat.trace import write_trace
@@ -82,7 +91,10 @@ def run(
         if out is None:
             out = runs_dir() / default_name(target, spec, tuner_option, b, seed)
         check_output(check_writable(out), overwrite=force or numbered, what="--out")  # before the run
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+        checkpoint = _checkpoint(target, out, spec, tuner_option, b, seed, noise, resume=resume)
+        if checkpoint is not None:
+            target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
+        with interruptible(checkpoint), Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
                       console=console, transient=True) as bar:
             task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
@@ -91,6 +103,11 @@ def run(
     finally:
         target.backend.close()  # a command backend's scratch folder goes, whatever happened
     result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
+    if checkpoint is not None:
+        checkpoint.remove()
+        if checkpoint.resumed:
+            console.print(f"resumed: {target.backend.reused} evaluations answered from the interrupted run's "
+                          f"journal, {target.backend.measured} measured now")
     warning = result.trace_meta.get("tuner_report", {}).get("warning")
     if warning:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
@@ -146,3 +163,51 @@ def _shortened(text: str, limit: int = 40) -> str:
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
+
+
+def _checkpoint(target: Target, out: Path, tuner: str, options: list[str], budget: Budget, seed: int,
+                noise: str, *, resume: bool) -> RunCheckpoint | None:
+    """The journal of a run on a measuring backend (None for a replay), resumed from an interrupted one
+    when asked; says what it found."""
+    from bat.cli.console import console, shown_path
+    from bat.recording.run_journal import journal_header, open_checkpoint
+
+    if target.dataset is not None:
+        if resume:
+            console.print("--resume: a replay keeps no journal (it reruns exactly); running afresh")
+        return None
+    header = journal_header(tuner=tuner, options=options, benchmark=target.benchmark, gpu=target.gpu,
+                            backend=target.backend.name, budget_evals=budget.max_evals,
+                            budget_time_s=budget.max_time_s, seed=seed, space_hash=target.space.space_hash,
+                            noise=noise)
+    checkpoint = open_checkpoint(out, header, resume=resume)
+    if resume and not checkpoint.resumed:
+        console.print("--resume: no interrupted run of this command was found; running afresh")
+    elif checkpoint.resumed:
+        console.print(f"resuming: {checkpoint.resumed} evaluations from {shown_path(checkpoint.journal.path)}",
+                      highlight=False)
+    for path, n in checkpoint.others:
+        console.print(f"[yellow]note:[/] an interrupted run of this command left {n} evaluations in "
+                      f"{shown_path(path)}; --resume continues it", highlight=False)
+    return checkpoint
+
+
+@contextmanager
+def interruptible(checkpoint: RunCheckpoint | None) -> Iterator[None]:
+    """SIGTERM interrupts like Ctrl-C; an interrupted run says where its evaluations are kept."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    except KeyboardInterrupt:
+        if checkpoint is not None:
+            from bat.cli.console import err_console, shown_path
+
+            err_console.print(f"{len(checkpoint.journal.records)} evaluations kept in "
+                              f"{shown_path(checkpoint.journal.path)}: the same command with --resume "
+                              "continues from there", highlight=False)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,12 +1,14 @@
-"""Checkpoint journal of a recording: append-only JSON lines, one per finished configuration.
+"""Checkpoint journal: append-only JSON lines, one per finished configuration.
 
-The first line is a header (what is being recorded, on which device); every
-later line is one finished configuration, written, flushed and fsynced
+``bat record`` keeps one per recording, ``bat run`` on a measuring backend
+one per run (bat.recording.run_journal); the header's ``kind`` tells them
+apart. The first line is a header (what is being measured, on which device);
+every later line is one finished configuration, written, flushed and fsynced
 before the next one starts, so a recording killed at any moment (``kill -9``
 included) loses at most the configuration it was measuring. Only the last
 line can be torn by a kill; opening the journal again cuts it off. An open
-journal holds an exclusive ``flock`` on its file, so a second recording
-into the same output is refused instead of appending beside the first.
+journal holds an exclusive ``flock`` on its file, so a second process
+writing the same journal is refused instead of appending beside the first.
 
 Hand-written because the job is a dozen lines of ``os.write`` + ``fsync``:
 Parquet parts or SQLite would add either many small files or a dependency
@@ -25,7 +27,7 @@ from typing import Any
 from bat.atomic import publish
 from bat.errors import DatasetError
 
-KIND = "bat-record-journal"
+KIND = "bat-record-journal"  # the default kind: a recording's journal
 VERSION = 1
 
 
@@ -40,13 +42,13 @@ class Journal:
 
     # -- opening ---------------------------------------------------------------
     @classmethod
-    def create(cls, path: str | Path, header: Mapping[str, Any]) -> Journal:
+    def create(cls, path: str | Path, header: Mapping[str, Any], *, kind: str = KIND) -> Journal:
         """Start a new journal at ``path`` (refused when one exists: resume it or remove it)."""
         path = Path(path)
         if path.exists():
             raise DatasetError(f"{path}: a journal of an earlier recording exists; "
                                "resume it (--resume) or remove it")
-        full = {"kind": KIND, "version": VERSION, **header}
+        full = {"kind": kind, "version": VERSION, **header}
 
         def write(tmp: Path) -> None:
             with open(tmp, "w", encoding="utf-8") as fh:
@@ -59,26 +61,26 @@ class Journal:
         return cls(path, full, [], _locked(path))
 
     @classmethod
-    def open(cls, path: str | Path) -> Journal:
-        """Read an existing journal, cutting off a torn last line."""
+    def open(cls, path: str | Path, *, kind: str = KIND) -> Journal:
+        """Read an existing journal of ``kind``, cutting off a torn last line."""
         path = Path(path)
         if not path.is_file():
             raise DatasetError(f"{path}: no journal to resume")
         fd = _locked(path)
         try:
-            return cls._read(path, fd)
+            return cls._read(path, fd, kind)
         except BaseException:
             os.close(fd)
             raise
 
     @classmethod
-    def read(cls, path: str | Path) -> Journal:
+    def read(cls, path: str | Path, *, kind: str = KIND) -> Journal:
         """The journal's header and records, its lock released at once (nothing can be appended)."""
-        with cls.open(path) as journal:
+        with cls.open(path, kind=kind) as journal:
             return journal
 
     @classmethod
-    def _read(cls, path: Path, fd: int) -> Journal:
+    def _read(cls, path: Path, fd: int, kind: str) -> Journal:
         data = path.read_bytes()
         lines, good_end = [], 0
         for raw, end in _complete_lines(data):
@@ -92,8 +94,8 @@ class Journal:
         if good_end < len(data):
             os.ftruncate(fd, good_end)
             os.fsync(fd)
-        if not lines or lines[0].get("kind") != KIND:
-            raise DatasetError(f"{path}: not a BAT recording journal (no header line)")
+        if not lines or lines[0].get("kind") != kind:
+            raise DatasetError(f"{path}: not a journal of kind {kind!r} (no such header line)")
         header = lines[0]
         if header.get("version") != VERSION:
             raise DatasetError(f"{path}: journal version {header.get('version')} != {VERSION}")
@@ -127,6 +129,10 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
+class JournalBusyError(DatasetError):
+    """The journal is held by a live process."""
+
+
 def _locked(path: Path) -> int:
     """An appending descriptor of the journal holding its exclusive lock (dropped when closed or at death)."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -134,8 +140,8 @@ def _locked(path: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise DatasetError(f"{path}: another `bat record` is writing this journal; wait for it to finish "
-                           "or record into another --out") from None
+        raise JournalBusyError(f"{path}: another BAT process is writing this journal; wait for it to finish "
+                               "or write into another --out") from None
     return fd
 
 

@@ -1,0 +1,131 @@
+"""An interrupted ``bat run`` on a measuring backend loses nothing: its journal, and ``--resume``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bat.driver import run_tuner
+from bat.problem import Budget
+from bat.recording.run_journal import SUFFIX, JournalledBackend, journal_header, open_checkpoint
+from bat.targets import Target
+from bat.testing.synthetic import FakeBackend, constrained_space
+
+BUDGET = 30
+
+
+class _Interrupting:
+    """A backend that behaves like Ctrl-C after ``after`` evaluations."""
+
+    name = "fake"
+
+    def __init__(self, inner: FakeBackend, after: int) -> None:
+        self.inner, self.after = inner, after
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def evaluate(self, config):
+        if len(self.inner.calls) == self.after:
+            raise KeyboardInterrupt
+        return self.inner.evaluate(config)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _target(backend) -> Target:
+    return Target(benchmark="synthetic", gpu="none", space=constrained_space(), backend=backend,
+                  best_known_ms=None)
+
+
+def _header(seed: int = 4) -> dict:
+    return journal_header(tuner="t", options=[], benchmark="synthetic", gpu="none", backend="fake",
+                          budget_evals=BUDGET, budget_time_s=None, seed=seed,
+                          space_hash=constrained_space().space_hash, noise="none")
+
+
+@pytest.mark.parametrize("tuner", ["reference:genetic", "reference:random_forest", "optuna"])
+def test_resumed_run_equals_uninterrupted_and_measures_nothing_twice(tmp_path: Path, tuner: str) -> None:
+    trace = tmp_path / "run.parquet"
+    whole = run_tuner(tuner, _target(FakeBackend()), budget=Budget(max_evals=BUDGET), seed=4)
+
+    first = open_checkpoint(trace, _header(), resume=False)
+    cut = JournalledBackend(_Interrupting(FakeBackend(), after=11), first)
+    with pytest.raises(KeyboardInterrupt):
+        run_tuner(tuner, _target(cut), budget=Budget(max_evals=BUDGET), seed=4)
+    cut.close()
+    assert len(list(tmp_path.glob(f"*{SUFFIX}"))) == 1
+
+    again = open_checkpoint(trace, _header(), resume=True)
+    assert again.resumed == 11
+    measuring = FakeBackend()
+    resumed_backend = JournalledBackend(measuring, again)
+    resumed = run_tuner(tuner, _target(resumed_backend), budget=Budget(max_evals=BUDGET), seed=4)
+    resumed_backend.close()
+    assert (resumed_backend.reused, resumed_backend.measured) == (11, BUDGET - 11)
+    assert len(measuring.calls) == BUDGET - 11  # nothing the journal held was measured again
+    columns = [c for c in whole.trace.columns if c != "tuner_s"]
+    assert resumed.trace[columns].equals(whole.trace[columns])
+
+
+def test_a_live_or_different_run_is_never_taken_over(tmp_path: Path) -> None:
+    trace = tmp_path / "run.parquet"
+    alive = open_checkpoint(trace, _header(), resume=False)
+    alive.journal.append({"config": {}, "status": "ok"})
+    other_seed = open_checkpoint(trace, _header(seed=5), resume=False)
+    other_seed.journal.close()
+    second = open_checkpoint(trace, _header(), resume=True)  # the first is locked by its (live) run
+    assert second.resumed == 0 and second.journal.path != alive.journal.path
+    second.journal.close()
+    alive.journal.close()
+    third = open_checkpoint(trace, _header(), resume=False)  # not resuming: the two left are named
+    assert sorted(n for _, n in third.others) == [0, 1]
+    third.journal.close()
+
+
+BAT = [sys.executable, "-c", "import sys; from bat.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+def _bat(*args: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([*BAT, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True, **kwargs)
+
+
+def _wait_for_lines(runs: Path, lines: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        journals = list(runs.glob(f"*{SUFFIX}"))
+        if journals and journals[0].read_bytes().count(b"\n") >= lines + 1:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"the run wrote no {lines} journal lines (exit {proc.poll()})")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the command benchmark's host compiler run is tested on Linux")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_bat_run_killed_then_resumed(tmp_path: Path, how: signal.Signals) -> None:
+    runs = Path(os.environ["BAT_DATA_DIR"]) / "runs"
+    args = ("run", "-b", "matmul_c", "--backend", "command", "-t", "reference:genetic", "-n", "24", "-s", "2")
+    proc = _bat(*args)
+    _wait_for_lines(runs, 6, proc)
+    os.kill(proc.pid, how)
+    out, _ = proc.communicate(timeout=60)
+    journals = list(runs.glob(f"*{SUFFIX}"))
+    assert len(journals) == 1 and not list(runs.glob("*.parquet"))
+    kept = journals[0].read_bytes().count(b"\n") - 1
+    if how == signal.SIGTERM:  # like Ctrl-C: exit 130, naming the journal and --resume
+        assert proc.returncode == 130
+        assert journals[0].name in out.replace("\n", "") and "--resume" in out
+    resumed = subprocess.run([*BAT, *args, "--resume"], capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    said = " ".join(resumed.stdout.split())
+    assert f"resumed: {kept} evaluations answered from the interrupted run's journal, {24 - kept} measured now" in said
+    assert not list(runs.glob(f"*{SUFFIX}")) and len(list(runs.glob("*.parquet"))) == 1
