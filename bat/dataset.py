@@ -5,7 +5,9 @@ a status, the objective (mean kernel time, ms), every repeated time, the
 compile time and optional columns (static resources, launch geometry,
 Nsight Compute counters). Per-dataset metadata (benchmark, space hash,
 problem size, input recipe, GPU, toolchain, date, source, licence) travels
-in the Parquet schema metadata under the key ``bat``.
+in the Parquet schema metadata under the key ``bat``. pandas and pyarrow are
+imported where rows are read or written, so the statuses and metadata types
+load without them.
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from bat.atomic import publish
 from bat.errors import DatasetError, SpaceMismatchError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from bat.space import SearchSpace
 
 META_KEY = b"bat"
@@ -108,7 +109,7 @@ class DatasetMeta:
 
 def counter_columns(columns: pd.DataFrame | list[str]) -> list[str]:
     """Columns holding Nsight Compute metrics (their names contain ``__``), of a frame or a list of names."""
-    names = columns.columns if isinstance(columns, pd.DataFrame) else columns
+    names = columns if isinstance(columns, list) else columns.columns
     return [c for c in names if "__" in c]
 
 
@@ -188,6 +189,9 @@ class Dataset:
     # -- disk ----------------------------------------------------------------
     def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
         """Write the dataset atomically (``overwrite=False``: never replace an existing file)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         table = pa.Table.from_pandas(self.frame.reset_index(drop=True), preserve_index=False)
         meta = dict(table.schema.metadata or {})
         meta[META_KEY] = self.meta.to_json().encode()
@@ -197,6 +201,9 @@ class Dataset:
 
     @classmethod
     def load(cls, path: str | Path) -> Dataset:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         path = Path(path)
         if not path.exists():
             raise DatasetError(f"{path}: no such dataset file")
@@ -222,11 +229,16 @@ class Dataset:
     @staticmethod
     def read_columns(path: str | Path) -> list[str]:
         """Column names only, without reading the rows."""
+        import pyarrow.parquet as pq
+
         return list(pq.read_schema(path).names)
 
     @staticmethod
     def read_meta(path: str | Path) -> DatasetMeta:
         """Metadata only, without reading the rows."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
             schema = pq.read_schema(path)
         except (pa.ArrowInvalid, OSError) as exc:
@@ -248,6 +260,8 @@ def make_frame(
     rows: list[Mapping[str, Any]],
 ) -> pd.DataFrame:
     """Build a dataset frame from row dicts, filling core columns with defaults."""
+    import pandas as pd
+
     frame = pd.DataFrame.from_records(list(rows))
     for col, default in (
         ("status", Status.OK.value),

@@ -4,7 +4,9 @@ Configurations are dicts of values at the edges and rows of value indices
 (int64, one column per parameter) inside; a row's flat id is its mixed-radix
 number with the last parameter fastest. Counting, sampling and ranking go
 through constraint groups (:mod:`bat.constraint_groups`), so no operation holds
-more than a bounded chunk of the full Cartesian product.
+more than a bounded chunk of the full Cartesian product. pandas is imported by
+the conversions that return or read DataFrames, not with the module, so
+building and counting a space (``bat space``) loads NumPy only.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from bat import constraint_groups as cg
 from bat.errors import SpaceSpecError
 from bat.expressions import Expression, parse_expression
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Value = int | float | str
 #: unranking works on batches of this many ranks (memory ~ batch x values of one parameter)
@@ -111,6 +115,8 @@ class SearchSpace:
 
     @functools.cached_property
     def _lookup(self) -> tuple[pd.Index, ...]:
+        import pandas as pd
+
         return tuple(pd.Index(p.values) for p in self.parameters)
 
     def _rows(self, idx: np.ndarray) -> np.ndarray:
@@ -126,6 +132,8 @@ class SearchSpace:
 
     def encode(self, configs: pd.DataFrame | Iterable[Mapping[str, Any]]) -> np.ndarray:
         """Value-index rows (n, d) of configurations given as dicts or a DataFrame."""
+        import pandas as pd
+
         frame = configs if isinstance(configs, pd.DataFrame) else pd.DataFrame(list(configs))
         out = np.empty((len(frame), len(self.names)), dtype=np.int64)
         for j, name in enumerate(self.names):
@@ -143,6 +151,8 @@ class SearchSpace:
 
     def decode(self, idx: np.ndarray) -> pd.DataFrame:
         """Values of value-index rows, one column per parameter."""
+        import pandas as pd
+
         idx = self._rows(idx)
         return pd.DataFrame({n: self._values[j][idx[:, j]] for j, n in enumerate(self.names)})
 

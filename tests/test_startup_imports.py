@@ -1,0 +1,63 @@
+"""What the quick commands import: heavy libraries load where they are used, not at start-up.
+
+Each command runs in a fresh interpreter that then reports the modules it
+holds. The check is on the set of modules (what a command pays for), never
+on a time: whole-process times are measured in ``bench/startup_bench.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from bat.cli import main
+    code = main(json.loads(sys.argv[1]))
+    mine = ("bat", "analysis", "tuner_adapters", "benchmarks")
+    ours = sorted(m for m in sys.modules if m.split(".")[0] in mine)
+    other = sorted({m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names) - {"__main__", *mine})
+    print(json.dumps({"code": code, "ours": ours, "other": other}), file=sys.stderr)
+    """
+)
+
+#: the CLI's own libraries and what they bring (typer: rich, pydantic, shellingham; rich: pygments, markdown-it)
+CLI_LIBRARIES = {"typer", "rich", "pydantic", "pydantic_core", "annotated_types", "annotated_doc", "typing_extensions",
+                 "typing_inspection", "shellingham", "pygments", "markdown_it", "mdurl", "attr", "click"}
+#: machinery that may show up in sys.modules (editable installs, setuptools' distutils shim, Cython's runtime)
+INSTALL = {"_distutils_hack", "_sysconfigdata__linux_x86_64-linux-gnu", "cython_runtime"}
+CLI_MODULES = {"bat", "bat.errors", "bat.cli", "bat.cli.console", *(f"bat.cli.{c}_cmd" for c in (
+    "analyze", "compare", "data", "inspect", "list", "record", "run", "space"))}
+SPACE_MODULES = {"bat.benchmark", "bat.commandspec", "bat.constraint_groups", "bat.expressions", "bat.space",
+                 "bat.spacefile", "benchmarks"}
+
+
+def imported(args: list[str]) -> tuple[set[str], set[str]]:
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(args)], capture_output=True, text=True,
+                          timeout=120)
+    report = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, proc.stderr[-2000:]
+    other = {m for m in report["other"] if not m.startswith(("__editable__", "_cython_"))} - INSTALL
+    return set(report["ours"]), other
+
+
+def test_help_imports_the_cli_only() -> None:
+    ours, other = imported(["--help"])
+    assert ours == CLI_MODULES
+    assert other <= CLI_LIBRARIES and "numpy" not in other
+
+
+def test_space_imports_the_space_engine_and_numpy_only() -> None:
+    ours, other = imported(["space", "gemm"])
+    assert ours == CLI_MODULES | SPACE_MODULES
+    assert other - CLI_LIBRARIES == {"numpy"}
+
+
+def test_list_reads_dataset_footers_and_loads_no_tuner_or_table_library() -> None:
+    ours, other = imported(["list"])
+    # pyarrow reads the Parquet footers of results/ (it brings cloudpickle)
+    assert other - CLI_LIBRARIES == {"numpy", "pyarrow", "cloudpickle"}
+    assert {m for m in ours if m.startswith("tuner_adapters")} == {"tuner_adapters", "tuner_adapters.catalogue"}
