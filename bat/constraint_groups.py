@@ -187,8 +187,43 @@ def _owners(groups: Sequence[Group], d: int) -> list[tuple[int, int]]:
     return owner
 
 
+def in_id_order(groups: Sequence[Group]) -> bool:
+    """Do the groups cover the parameters as consecutive blocks (first group first)?
+
+    Then a configuration's flat id orders like the tuple of its groups' local
+    ids, so the valid set in id order is the product of the groups' valid sets
+    in order, and a rank is a mixed-radix number over the groups' valid counts.
+    """
+    members = np.concatenate([g.members for g in groups])
+    return bool(np.array_equal(members, np.arange(len(members))))
+
+
 def rank(groups: Sequence[Group], idx: np.ndarray) -> np.ndarray:
     """Number of valid configurations with a smaller flat id than each (valid) row."""
+    if in_id_order(groups):
+        total = np.zeros(len(idx), dtype=np.int64)
+        for group in groups:
+            valid = group.valid()
+            total = total * len(valid) + np.searchsorted(valid, idx[:, group.members] @ group.strides)
+        return total
+    return _rank_interleaved(groups, idx)
+
+
+def unrank(groups: Sequence[Group], ranks: np.ndarray, d: int) -> np.ndarray:
+    """Value-index rows of the valid configurations with the given ranks (id order)."""
+    if in_id_order(groups):
+        out = np.empty((d, len(ranks)), dtype=np.int64)
+        rest = np.array(ranks, dtype=np.int64)
+        for group in reversed(groups):
+            cols = group.valid_cols()
+            rest, local = np.divmod(rest, cols.shape[1])
+            out[group.members] = cols[:, local]
+        return out.T
+    return _unrank_interleaved(groups, ranks, d)
+
+
+def _rank_interleaved(groups: Sequence[Group], idx: np.ndarray) -> np.ndarray:
+    """``rank`` for groups whose parameters interleave: one parameter at a time, in id order."""
     n, d = idx.shape
     lo = [np.zeros(n, dtype=np.int64) for _ in groups]
     counts = [np.full(n, len(g.valid()), dtype=np.int64) for g in groups]
@@ -202,8 +237,8 @@ def rank(groups: Sequence[Group], idx: np.ndarray) -> np.ndarray:
     return total
 
 
-def unrank(groups: Sequence[Group], ranks: np.ndarray, d: int) -> np.ndarray:
-    """Value-index rows of the valid configurations with the given ranks (id order)."""
+def _unrank_interleaved(groups: Sequence[Group], ranks: np.ndarray, d: int) -> np.ndarray:
+    """``unrank`` for groups whose parameters interleave: one parameter at a time, in id order."""
     n = len(ranks)
     rest = np.array(ranks, dtype=np.int64)
     out = np.empty((n, d), dtype=np.int64)
@@ -239,9 +274,7 @@ def valid_rows(groups: Sequence[Group], strides: np.ndarray) -> np.ndarray:
         # each valid group row repeats `inner` times, and that pattern tiles `outer` times
         for member, digits_ in zip(group.members, group.valid_cols(), strict=True):
             columns[member].reshape(outer, count, inner)[...] = digits_[None, :, None]
-    in_order = np.array_equal(np.concatenate([g.members for g in groups]),
-                              np.arange(len(strides)))
-    if not in_order:  # interleaved groups: the product is not in id order
+    if not in_id_order(groups):  # interleaved groups: the product is not in id order
         columns = columns[:, np.argsort(strides @ columns, kind="stable")]
     return columns.T
 
