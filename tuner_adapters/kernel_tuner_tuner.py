@@ -22,6 +22,15 @@ population) builds SciPy's ``LatinHypercube`` without a seed; for the run the
 adapter hands it one drawn from the seeded global generator, so the same seed
 gives the same trace, and it orders the neighbouring values Kernel Tuner
 collects in a set (tuner_adapters.hash_order), so that holds across processes.
+
+Speed: only the chosen strategy's module is imported (Kernel Tuner loads
+strategies lazily; SciPy's ``qmc`` only for the strategies that draw a Latin
+hypercube), and the list of a space's valid configurations that Kernel
+Tuner's ``Searchspace`` is built from is made once per space object and
+reused by every later run on it (a campaign runs hundreds of times on the
+same target). The ``Searchspace`` itself is built afresh for each run: it
+keeps neighbour caches that strategies fill and pop as they go, so sharing
+one would make a run depend on the runs before it.
 Points a strategy snaps to a configuration outside its search space are
 refused inside Kernel Tuner and never reach the Problem, so they do not
 appear in the rejected count. A strategy that ends before the budget is
@@ -36,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -46,6 +56,7 @@ import numpy as np
 from bat.dataset import Status
 from bat.errors import MissingDependencyError, TunerError
 from bat.problem import Problem
+from bat.space import SearchSpace
 from bat.tuner import ExpectedFailure, Tuner, library_seed
 from tuner_adapters.hash_order import kernel_tuner_searchspace
 
@@ -57,6 +68,10 @@ STRATEGIES = (
 #: Kernel Tuner lists the whole valid set; larger spaces are refused with a clear error
 MAX_VALID = 1 << 22
 OBJECTIVE = "time"
+#: strategies that draw a Latin hypercube through SciPy (bayes_opt's initial sample, diff_evo's population)
+LHS_STRATEGIES = frozenset({"bayes_opt", "diff_evo"})
+#: space -> Kernel Tuner's ``from_cache`` description of its valid configurations, made on first use
+_VALID_CACHES: weakref.WeakKeyDictionary[SearchSpace, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 @dataclass(kw_only=True)
@@ -118,16 +133,11 @@ class KernelTunerStrategy(Tuner):
         if total > MAX_VALID:
             raise TunerError(f"kernel_tuner:{self.strategy}: space {space.name} has {total} valid "
                              f"configurations; Kernel Tuner lists them all (limit {MAX_VALID})")
-        tune_params = {p.name: list(p.values) for p in space.parameters}
-        rows = space.from_ids(space.valid_ids())
-        values = space.decode(rows).to_dict("records")
-        cache = {str(i): {k: _plain(v) for k, v in c.items()} for i, c in enumerate(values)}
-        searchspace = kernel_tuner_searchspace()(None, None, None, from_cache={"tune_params": tune_params,
-                                                                               "cache": cache})
+        tune_params, searchspace = _searchspace(space)
         strategy = strategy_map[self.strategy]
         runner = _ProblemRunner(problem, space.names, self.max_stall, util)
         self.starts, futile = 0, 0
-        with _seeded_globals(library_seed(rng)):
+        with _seeded_globals(library_seed(rng), self.strategy):
             while not problem.exhausted and problem.stats.evaluated < total:
                 before = problem.stats.evaluated
                 remaining = problem.remaining if problem.remaining is not None else total
@@ -140,6 +150,20 @@ class KernelTunerStrategy(Tuner):
                 futile = futile + 1 if problem.stats.evaluated == before else 0
                 if futile >= self.max_futile_restarts:
                     return
+
+
+def _searchspace(space: SearchSpace) -> tuple[dict[str, list], Any]:
+    """(tune_params, a fresh Kernel Tuner ``Searchspace`` holding exactly our valid configurations)."""
+    if space not in _VALID_CACHES:
+        frame = space.decode(space.from_ids(space.valid_ids()))
+        columns = [frame[name].tolist() for name in space.names]  # plain Python values
+        _VALID_CACHES[space] = {
+            "tune_params": {p.name: list(p.values) for p in space.parameters},
+            "cache": {str(i): dict(zip(space.names, row, strict=True))
+                      for i, row in enumerate(zip(*columns, strict=True))},
+        }
+    described = _VALID_CACHES[space]
+    return described["tune_params"], kernel_tuner_searchspace()(None, None, None, from_cache=described)
 
 
 class _ProblemRunner:
@@ -201,26 +225,37 @@ def _options(util: Any, options_cls: type, tune_params: dict, strategy: str,
 
 
 @contextlib.contextmanager
-def _seeded_globals(seed: int) -> Iterator[None]:
-    """Seed ``random``, ``numpy.random`` and SciPy's Latin hypercube for Kernel Tuner; restore after."""
+def _seeded_globals(seed: int, strategy: str) -> Iterator[None]:
+    """Seed ``random`` and ``numpy.random`` (and SciPy's Latin hypercube where ``strategy`` draws one).
+
+    The previous states are restored afterwards.
+    """
     py_state, np_state = random.getstate(), np.random.get_state()  # before imports that may draw
-    import kernel_tuner.strategies.bayes_opt as bayes_opt
-    from scipy.stats import qmc
+    holders: list[Any] = []
+    if strategy in LHS_STRATEGIES:  # the searchspace imports the class from qmc when it samples
+        from scipy.stats import qmc
 
-    original = qmc.LatinHypercube
+        holders.append(qmc)
+        original = qmc.LatinHypercube
+        if strategy == "bayes_opt":  # binds the class when imported
+            import kernel_tuner.strategies.bayes_opt as bayes_opt
 
-    def seeded_lhs(d: int, **kwargs: Any) -> Any:
-        if kwargs.get("rng") is None and kwargs.get("seed") is None:
-            kwargs["rng"] = int(np.random.randint(0, 2**31 - 1))
-        return original(d, **kwargs)
+            holders.append(bayes_opt)
+
+        def seeded_lhs(d: int, **kwargs: Any) -> Any:
+            if kwargs.get("rng") is None and kwargs.get("seed") is None:
+                kwargs["rng"] = int(np.random.randint(0, 2**31 - 1))
+            return original(d, **kwargs)
 
     random.seed(seed)
     np.random.seed(seed)  # Kernel Tuner draws from the global generator
-    qmc.LatinHypercube = bayes_opt.LatinHypercube = seeded_lhs
+    for module in holders:
+        module.LatinHypercube = seeded_lhs
     try:
         yield
     finally:
-        qmc.LatinHypercube = bayes_opt.LatinHypercube = original
+        for module in holders:
+            module.LatinHypercube = original
         random.setstate(py_state)
         np.random.set_state(np_state)
 
