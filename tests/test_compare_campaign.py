@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.compare.assess import analyse
@@ -83,6 +92,12 @@ def test_budget_agnostic_tuners_trace_prefix_equals_a_shorter_run(name: str) -> 
     assert a.equals(b)
 
 
+def stored(out: Path) -> dict[str, tuple]:
+    """The rows of a campaign's store, by run id (read with plain sqlite3)."""
+    with contextlib.closing(sqlite3.connect(out / "runs.sqlite")) as db:
+        return {row[0]: row for row in db.execute("SELECT run_id, meta, trace FROM runs")}
+
+
 def test_resume_after_interruption_reuses_finished_runs(tmp_path: Path) -> None:
     c = campaign(repeats=3)
     total = len(c.runs())
@@ -93,15 +108,70 @@ def test_resume_after_interruption_reuses_finished_runs(tmp_path: Path) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         run_campaign(c, tmp_path, progress=interrupt_after_three)
-    stored = sorted((tmp_path / "runs").glob("*.parquet"))
-    assert len(stored) == 3
-    before = {p.name: p.stat().st_mtime_ns for p in stored}
+    before = stored(tmp_path)
+    assert len(before) == 3
     again = run_campaign(c, tmp_path)
     assert (again.reused, again.executed, len(again.records)) == (3, total - 3, total)
-    assert {p.name: p.stat().st_mtime_ns for p in stored} == before  # not rewritten
-    assert not list((tmp_path / "runs").glob("*.partial"))
+    after = stored(tmp_path)
+    assert {k: after[k] for k in before} == before  # not rewritten
     third = run_campaign(c, tmp_path)
     assert (third.reused, third.executed) == (total, 0)
+    # a stored run reads back as it was made: the trace with its columns and types, the metadata
+    fresh = {r.run_id: r for r in again.records}
+    for rec in third.records:
+        pd.testing.assert_frame_equal(rec.trace, fresh[rec.run_id].trace)
+        assert rec.meta == fresh[rec.run_id].meta
+
+
+def test_pool_interruption_keeps_finished_chunks_and_resume_matches_a_clean_run(tmp_path: Path) -> None:
+    c = campaign(repeats=4)
+    total = len(c.runs())
+
+    def interrupt(done: int, _total: int) -> None:
+        if done > 0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(c, tmp_path / "a", workers=2, progress=interrupt)
+    kept = len(stored(tmp_path / "a"))
+    assert 0 < kept < total
+    resumed = run_campaign(c, tmp_path / "a", workers=2)
+    assert (resumed.reused, resumed.executed) == (kept, total - kept)
+    clean = {r.run_id: r.meta["per_budget"] for r in run_campaign(c, tmp_path / "b").records}
+    assert {r.run_id: r.meta["per_budget"] for r in resumed.records} == clean
+
+
+KILLED = textwrap.dedent(
+    """
+    import sys
+    from analysis.compare.campaign import Campaign, TunerSpec
+    from analysis.compare.execute import run_campaign
+    c = Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
+                 budgets=(4, 8), repeats=int(sys.argv[2]))
+    run_campaign(c, sys.argv[1], workers=2)
+    """
+)
+
+
+def test_kill_minus_nine_leaves_a_readable_store_and_resume_completes(tmp_path: Path) -> None:
+    repeats = 80
+    proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), str(repeats)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (tmp_path / "runs.sqlite").exists() and len(stored(tmp_path)) >= 4:
+                break
+            time.sleep(0.2)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-campaign
+        proc.wait()
+    kept = stored(tmp_path)
+    assert 4 <= len(kept) < repeats, "the campaign should be killed part-way"
+    c = Campaign(tuners=(RANDOM,), targets=(PNPOLY,), budgets=(4, 8), repeats=repeats)
+    done = run_campaign(c, tmp_path, workers=1)
+    assert (done.reused, done.executed) == (len(kept), repeats - len(kept))
+    for rec in done.records:
+        assert len(rec.trace) >= 8 and rec.meta["per_budget"]["8"]["evaluations"] == 8
 
 
 def test_remeasurement_draws_from_recorded_times(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ from bat.errors import MissingDependencyError
 from bat.problem import Problem
 from bat.tuner import Tuner, library_seed
 from tuner_adapters.hash_order import smac_maximizer
+from tuner_adapters.heap import heap_kept
 from tuner_adapters.reference.steps import random_unevaluated
 from tuner_adapters.smac_space import configuration_space
 
@@ -95,7 +96,7 @@ class SmacTuner(Tuner):
         from threadpoolctl import threadpool_limits
 
         threads = threadpool_limits(limits=self.n_jobs) if self.n_jobs > 0 else contextlib.nullcontext()
-        with threads, tempfile.TemporaryDirectory(prefix="bat-smac-") as tmp:
+        with threads, heap_kept(), tempfile.TemporaryDirectory(prefix="bat-smac-") as tmp:
             self._tune(problem, rng, tmp)
 
     def _tune(self, problem: Problem, rng: np.random.Generator, outdir: str) -> None:

@@ -23,6 +23,7 @@ slower.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -61,10 +62,19 @@ class TunerSpec:
             raise CampaignError(f"--tuners entry {text!r}: expected NAME or LABEL=NAME")
         return cls(label, spec)
 
+    @functools.cached_property
+    def capabilities(self) -> dict[str, bool]:
+        """The tuner's own declarations (bat.tuner capabilities), read once."""
+        return self.build().capabilities()
+
     @property
     def budget_agnostic(self) -> bool:
-        """The tuner's own declaration (bat.tuner capabilities)."""
-        return bool(self.build().budget_agnostic)
+        return self.capabilities["budget_agnostic"]
+
+    @property
+    def slow(self) -> bool:
+        """A run costs seconds even on a tiny space (a model fit per step): the scheduler runs it alone."""
+        return self.capabilities["slow"]
 
     def build(self) -> Tuner:
         """A fresh tuner object (a registered name or ``package.module:Class``)."""

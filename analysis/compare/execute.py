@@ -1,18 +1,28 @@
-"""Executing a campaign: one task per run, in this process, a local process pool or on Dask.
+"""Executing a campaign: in this process, on a pool of local worker processes, or on Dask.
 
-``execute_run`` is the task: it runs one tuner on one target and returns a
-``RunRecord`` (trace plus per-budget results); it is a plain module-level
-function, so a process pool or a Dask worker can import it. The driver,
-``run_campaign``, skips runs already stored, submits the rest, and writes
-each finished run as it arrives (on the machine that runs the driver, so a
-Dask cluster needs no shared file system).
+``execute_run`` runs one tuner on one target and returns a ``RunRecord``
+(trace plus per-budget results). Work goes out in chunks: ``plan_chunks``
+orders the runs by estimated cost, longest first, gives each run of a slow
+tuner (``TunerSpec.slow``: a model fit per step) a chunk of its own and
+groups quick runs of the same target into chunks of about equal cost, about
+``CHUNKS_PER_WORKER`` chunks per worker, so that the workers stay busy to
+the end and a quick run costs no round trip of its own. ``execute_chunk``
+runs a chunk in a worker and encodes its runs there (``RunRecord.encode``);
+the driver, ``run_campaign``, only inserts the bytes into the campaign's
+store (``store.RunStore``: one SQLite file, a transaction per chunk) and
+counts progress, so it takes almost no CPU from the workers.
 
-Executors: ``workers == 1`` runs in this process; otherwise a
-``concurrent.futures.ProcessPoolExecutor`` (spawned processes, each loads a
-dataset once and keeps it); with ``scheduler`` the runs go to a Dask
-distributed cluster through ``Client.get_executor`` (the same futures
-interface). A live GPU backend always runs in this process, one run at a
-time. Local workers die with this process (bat.lifetime), a ``kill -9`` included.
+Executors: ``workers == 1`` runs in this process, storing each run as it
+finishes. Otherwise a ``multiprocessing`` pool of ``workers`` spawned
+processes that live for the whole campaign; each loads a dataset the first
+time a run needs it and keeps it (``load_target``), and on an interruption
+the pool is terminated at once (finished chunks are stored, the others run
+again on the next call). With ``scheduler`` the chunks go to a Dask
+distributed cluster (``Client.submit``); its worker processes keep their
+datasets across tasks the same way, and the results come back to the
+driver, which writes them (no shared file system needed). A live GPU
+backend always runs in this process, one run at a time. Local workers die
+with this process (bat.lifetime), a ``kill -9`` included.
 
 Per budget b a run reports the best configuration among its first b charged
 evaluations (with replay noise: the one with the best observed objective,
@@ -26,12 +36,13 @@ the m values.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import json
 import multiprocessing
 import os
+import signal
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator
+from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,12 +51,17 @@ import numpy as np
 import pandas as pd
 
 from analysis.compare.campaign import Campaign, RunSpec
-from analysis.compare.store import RunRecord, RunStore
+from analysis.compare.store import Encoded, RunRecord, RunStore
 from bat.driver import run_tuner
 from bat.errors import MissingDependencyError
 from bat.lifetime import die_with_parent
 from bat.problem import Budget
 from bat.targets import Target, TargetRequest, make_target, replay_target
+
+#: estimated cost of one evaluation of a slow tuner (a model fit per step) against a quick one's
+SLOW_WEIGHT = 50
+#: chunks planned per worker: enough to keep every worker busy to the end
+CHUNKS_PER_WORKER = 8
 
 _TARGETS: dict[tuple[str, str, str, str], Target] = {}
 
@@ -68,7 +84,7 @@ def execute_run(spec: RunSpec) -> RunRecord:
     target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset)
     if spec.noise != "none":  # this run's own noise draws, seeded by the run's seed
         target = replace(target, backend=target.backend.with_noise(spec.noise, spec.seed))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = run_tuner(spec.tuner.build(), target, budget=Budget(max_evals=spec.max_budget),
                        seed=spec.seed, tuner_name=spec.tuner.label)
     trace = result.trace
@@ -86,6 +102,7 @@ def execute_run(spec: RunSpec) -> RunRecord:
         "remeasure": spec.remeasure,
         "per_budget": per_budget,
         "task_wall_s": time.perf_counter() - start,
+        "task_cpu_s": time.process_time() - cpu,
         "spec": asdict(spec),
     }
     return RunRecord(meta, trace)
@@ -145,6 +162,38 @@ class CampaignRun:
     wall_s: float
 
 
+def execute_chunk(specs: list[RunSpec]) -> list[Encoded]:
+    """Run ``specs`` one after the other in this (worker) process; return them encoded for the store."""
+    return [execute_run(spec).encode() for spec in specs]
+
+
+def run_cost(spec: RunSpec) -> float:
+    """Estimated cost of a run, in evaluations of a quick tuner (a slow tuner's count SLOW_WEIGHT each)."""
+    return spec.max_budget * (SLOW_WEIGHT if spec.tuner.slow else 1)
+
+
+def plan_chunks(specs: list[RunSpec], workers: int) -> list[list[RunSpec]]:
+    """Chunks of runs, costliest first (see the module docstring)."""
+    order = sorted(specs, key=lambda s: (-run_cost(s), s.benchmark, s.gpu, s.tuner.label, s.repeat))
+    limit = sum(run_cost(s) for s in specs) / max(1, workers * CHUNKS_PER_WORKER)
+    chunks: list[list[RunSpec]] = []
+    cost = 0.0
+    for spec in order:
+        c = run_cost(spec)
+        alone = spec.tuner.slow
+        if not chunks or alone or chunks[-1][0].tuner.slow or cost + c > limit \
+                or _target_of(chunks[-1][0]) != _target_of(spec):
+            chunks.append([])
+            cost = 0.0
+        chunks[-1].append(spec)
+        cost += c
+    return chunks
+
+
+def _target_of(spec: RunSpec) -> tuple[str, str, str, str]:
+    return spec.benchmark, spec.gpu, spec.backend, spec.dataset
+
+
 def run_campaign(
     campaign: Campaign,
     out: str | Path,
@@ -154,67 +203,76 @@ def run_campaign(
     progress: Callable[[int, int], None] | None = None,
 ) -> CampaignRun:
     """Run every run of ``campaign`` not yet stored under ``out``; return all of them."""
-    store = RunStore(out)
-    specs = campaign.runs()
-    done = store.done_ids()
-    todo = [s for s in specs if s.run_id not in done]
-    total, finished = len(specs), len(specs) - len(todo)
     start = time.perf_counter()
-    if progress:
-        progress(finished, total)
+    specs = campaign.runs()
     fresh: dict[str, RunRecord] = {}
-    if todo:
+    with RunStore(out) as store:
+        done = store.done_ids()
+        todo = [s for s in specs if s.run_id not in done]
+        total, finished = len(specs), len(specs) - len(todo)
+        if progress:
+            progress(finished, total)
         serial = campaign.backend == "live" or (workers <= 1 and scheduler is None)
-        with _executor(1 if serial else workers, scheduler) as pool:
-            for record in _completed(pool, todo):
-                store.write(record)
-                fresh[record.run_id] = record
+        if serial:
+            for spec in todo:
+                record = execute_run(spec)
+                encoded = record.encode()
+                store.write([encoded])
+                fresh[record.run_id] = RunRecord(json.loads(encoded[1]), record.trace)
                 finished += 1
                 if progress:
                     progress(finished, total)
-    # runs finished now are kept in memory; only the reused ones are read back
-    records = [fresh.get(s.run_id) or store.read(s.run_id) for s in specs]
+        elif todo:
+            chunks = plan_chunks(todo, workers)
+            source = _on_dask(scheduler, chunks) if scheduler else _on_pool(workers, chunks)
+            with closing(source) as results:  # an exception here stops the workers at once
+                for rows in results:
+                    store.write(rows)
+                    fresh.update((row[0], RunRecord.decode(row)) for row in rows)
+                    finished += len(rows)
+                    if progress:
+                        progress(finished, total)
+        # runs finished now are kept in memory; only the reused ones are read back
+        reused = store.read([s.run_id for s in specs if s.run_id not in fresh])
+    records = [fresh.get(s.run_id) or reused[s.run_id] for s in specs]
     return CampaignRun(records, reused=len(specs) - len(todo), executed=len(todo),
                        wall_s=time.perf_counter() - start)
 
 
-def _completed(pool: cf.Executor | None, todo: list[RunSpec]) -> Iterator[RunRecord]:
-    if pool is None:
-        for spec in todo:
-            yield execute_run(spec)
-        return
-    futures = [pool.submit(execute_run, s) for s in todo]
+def _init_worker(parent_pid: int) -> None:
+    """Worker initializer: the worker dies with the driver, and Ctrl-C goes to the driver, which stops the pool."""
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _on_pool(workers: int, chunks: list[list[RunSpec]]) -> Generator[list[Encoded], None, None]:
+    """Chunk results from a pool of spawned worker processes, as they finish."""
+    pool = multiprocessing.get_context("spawn").Pool(processes=min(workers, len(chunks)),
+                                                     initializer=_init_worker, initargs=(os.getpid(),))
     try:
-        for fut in cf.as_completed(futures):
-            yield fut.result()
+        yield from pool.imap_unordered(execute_chunk, chunks)
+    except BaseException:
+        pool.terminate()  # an interruption stops the workers now; unfinished chunks run again on resume
+        raise
+    else:
+        pool.close()
     finally:
-        for fut in futures:
-            fut.cancel()
+        pool.join()
 
 
-@contextmanager
-def _executor(workers: int, scheduler: str | None) -> Iterator[cf.Executor | None]:
-    if scheduler is not None:
+def _on_dask(scheduler: str, chunks: list[list[RunSpec]]) -> Generator[list[Encoded], None, None]:
+    """Chunk results from a Dask distributed cluster, as they finish."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError as exc:
+        raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
+    with Client(scheduler) as client:
+        futures = [client.submit(execute_chunk, chunk, pure=False) for chunk in chunks]
         try:
-            from distributed import Client
-        except ImportError as exc:
-            raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
-        with Client(scheduler) as client:
-            pool = client.get_executor(pure=False)
-            try:
-                yield pool
-            finally:
-                pool.shutdown(wait=False)
-        return
-    if workers <= 1:
-        yield None
-        return
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                  initializer=die_with_parent, initargs=(os.getpid(),))  # no orphans
-    try:
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            client.cancel(futures)
 
 
 def _plain(v: Any) -> Any:

@@ -1,51 +1,123 @@
-"""Finished runs on disk, one Parquet file each, written the moment a run completes.
+"""Finished runs on disk: one SQLite file per campaign, a row per run, committed the moment a run is stored.
 
-``<out>/runs/<run_id>.parquet`` holds the run's trace with its metadata
-(spec, seed, per-budget results) under the trace metadata key; the file is
-written under a unique temporary name and renamed, so an interruption never leaves
-a half-written run behind. A rerun of the same campaign reads the ids of the
-files present and skips those runs.
+``<out>/runs.sqlite`` has one table, ``runs(run_id, meta, trace)``: the
+run's metadata (spec, seed, per-budget results) as JSON and its trace as an
+Arrow IPC stream (``pyarrow.ipc.open_stream(blob).read_all().to_pandas()``
+reads it). The database runs in write-ahead-log mode: a commit is atomic, so
+an interruption, even ``kill -9``, leaves every committed run readable and
+never a half-written one; a rerun of the same campaign reads the stored ids
+and skips those runs. SQLite (Python's standard library) is the store
+because it gives exactly that, one file for a whole campaign and
+transactions, without a server.
+
+Runs are encoded where they are made (``encode`` runs in the worker
+process), so the process that owns the file only inserts bytes. A
+``RunRecord`` decodes its trace on first use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
-from bat.trace import read_trace, write_trace
+#: one stored run: (run_id, metadata as JSON, trace as an Arrow IPC stream)
+Encoded = tuple[str, str, bytes]
+FILE_NAME = "runs.sqlite"
 
 
-@dataclass
 class RunRecord:
-    """A finished run: its metadata (see ``execute.execute_run``) and its trace."""
+    """A finished run: its metadata (see ``execute.execute_run``) and its trace (decoded when first read)."""
 
-    meta: dict[str, Any]
-    trace: pd.DataFrame
+    def __init__(self, meta: dict[str, Any], trace: pd.DataFrame | None = None, *,
+                 encoded_trace: bytes | None = None) -> None:
+        if (trace is None) == (encoded_trace is None):
+            raise ValueError("RunRecord needs a trace or an encoded trace, not both")
+        self.meta = meta
+        self._trace = trace
+        self._encoded = encoded_trace
+
+    @property
+    def trace(self) -> pd.DataFrame:
+        if self._trace is None:
+            self._trace = decode_trace(self._encoded)
+            self._encoded = None
+        return self._trace
 
     @property
     def run_id(self) -> str:
         return str(self.meta["run_id"])
 
+    def encode(self) -> Encoded:
+        """The run as it is stored."""
+        trace = encode_trace(self._trace) if self._encoded is None else self._encoded
+        return self.run_id, json.dumps(self.meta, sort_keys=True, default=str), trace
+
+    @classmethod
+    def decode(cls, row: Encoded) -> RunRecord:
+        _, meta, trace = row
+        return cls(json.loads(meta), encoded_trace=trace)
+
+
+def encode_trace(frame: pd.DataFrame) -> bytes:
+    """A trace as an Arrow IPC stream (columns in order; no pandas metadata needed to read it back)."""
+    import pyarrow as pa
+
+    table = pa.Table.from_arrays([pa.array(frame[c].to_numpy()) for c in frame.columns],
+                                 names=[str(c) for c in frame.columns])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def decode_trace(blob: bytes) -> pd.DataFrame:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(blob).read_all().to_pandas()
+
 
 class RunStore:
-    """The ``runs/`` folder of a campaign's output directory."""
+    """The ``runs.sqlite`` file of a campaign's output directory."""
 
     def __init__(self, out: str | Path) -> None:
-        self.root = Path(out) / "runs"
-        self.root.mkdir(parents=True, exist_ok=True)
-
-    def path(self, run_id: str) -> Path:
-        return self.root / f"{run_id}.parquet"
+        self.path = Path(out) / FILE_NAME
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")  # atomic commits; fsync at checkpoints
+        self._db.execute("CREATE TABLE IF NOT EXISTS runs "
+                         "(run_id TEXT PRIMARY KEY, meta TEXT NOT NULL, trace BLOB NOT NULL)")
+        self._db.commit()
 
     def done_ids(self) -> set[str]:
-        return {p.stem for p in self.root.glob("*.parquet")}
+        return {row[0] for row in self._db.execute("SELECT run_id FROM runs")}
 
-    def write(self, record: RunRecord) -> Path:
-        return write_trace(record.trace, record.meta, self.path(record.run_id))  # atomic, unique temporary name
+    def write(self, records: list[Encoded]) -> None:
+        """Store encoded runs in one transaction (a run already stored is kept as it is)."""
+        with self._db:
+            self._db.executemany("INSERT OR IGNORE INTO runs VALUES (?, ?, ?)", records)
 
-    def read(self, run_id: str) -> RunRecord:
-        frame, meta = read_trace(self.path(run_id))
-        return RunRecord(meta, frame)
+    def read(self, run_ids: list[str]) -> dict[str, RunRecord]:
+        """The stored runs among ``run_ids``, by id."""
+        out: dict[str, RunRecord] = {}
+        wanted = list(run_ids)
+        for start in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
+            part = wanted[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self._db.execute(f"SELECT run_id, meta, trace FROM runs WHERE run_id IN ({marks})", part):
+                out[row[0]] = RunRecord.decode(row)
+        return out
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -36,7 +36,7 @@ def compare(
     repeats: int = typer.Option(10, "--repeats", "-r", min=1, help="Runs per cell, each with its own seed."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Campaign seed (run seeds derive from it)."),
     out: Path = typer.Option(Path("compare-out"), "--out", "-o",
-                             help="Output folder; finished runs in OUT/runs are reused on a rerun."),
+                             help="Output folder; finished runs (OUT/runs.sqlite) are reused on a rerun."),
     baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 1 when a "
                                                            "cell is significantly worse."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, callback=finite,
@@ -44,7 +44,8 @@ def compare(
     cles_threshold: float = typer.Option(0.4, "--cles-threshold", min=0.0, max=1.0, callback=finite,
                                          help="Gate: a cell regresses only when CLES(current better than "
                                               "baseline) is below this."),
-    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes (1: in this "
+                                                                   "process)."),
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786): run "
                                                             "there instead of locally."),
     preset: str = typer.Option(None, "--preset", help="A campaign design: sample-size-study."),
@@ -113,7 +114,7 @@ def compare(
             task = bar.add_task("runs", total=None)
             done = run_campaign(campaign, out, workers=workers, scheduler=scheduler,
                                 progress=lambda k, n: bar.update(task, completed=k, total=n))
-        console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs'} "
+        console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs.sqlite'} "
                       f"({done.wall_s:.1f} s)")
         result = analyse(campaign, done.records, alpha=alpha, success=success)
         if base is not None:
