@@ -6,13 +6,26 @@ to a cubin for a real architecture (``sm_90``) runs ptxas, whose ``-v`` log
 gives registers, shared memory, stack frame and spills (bat.resources). A
 configuration that fails to compile is data (``CompileResult.ok`` False, the
 log says why); only a missing library or a broken NVRTC raises.
+
+Cache: with ``BAT_NVRTC_CACHE`` naming a folder, each result is kept there
+under the sha256 of what determines it (NVRTC's version, the file name, the
+options with their macros, the source text) and a later compile of the same
+input reads it back instead of compiling: the test suite sets it, so tests
+that compile the same kernels share the work, within a run and across runs.
+Entries are written whole under a temporary name and renamed, so processes
+compiling in parallel never read half an entry.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bat.errors import BackendError, MissingDependencyError
@@ -22,6 +35,8 @@ if TYPE_CHECKING:  # kept out of compile workers, which import this module
     from bat.kernel import KernelRunner
 
 DEFAULT_OPTIONS: tuple[str, ...] = ("--std=c++17",)
+#: environment variable naming the folder of cached compile results (unset: no cache)
+CACHE_ENV = "BAT_NVRTC_CACHE"
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,35 @@ def compile_source(
     """Compile CUDA source to a cubin for ``arch`` with ``-D`` macros; parse ptxas' report."""
     nvrtc = _nvrtc()
     options = [*compile_options(macros, arch), *extra_options]
+    folder = os.environ.get(CACHE_ENV)
+    if not folder:
+        return _compile(nvrtc, source, name, options)
+    _, major, minor = nvrtc.nvrtcVersion()
+    key = hashlib.sha256(json.dumps([major, minor, name, options, source]).encode()).hexdigest()
+    path = Path(folder) / f"{key}.json"
+    if path.exists():
+        return _cached(path)
+    result = _compile(nvrtc, source, name, options)
+    _store(path, result)
+    return result
+
+
+def _cached(path: Path) -> CompileResult:
+    entry = json.loads(path.read_text())
+    cubin = base64.b64decode(entry["cubin"])
+    return CompileResult(entry["ok"], entry["log"], entry["seconds"], cubin,
+                         parse_ptxas_log(entry["log"]) if entry["ok"] else None)
+
+
+def _store(path: Path, result: CompileResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"ok": result.ok, "log": result.log, "seconds": result.seconds,
+                               "cubin": base64.b64encode(result.cubin).decode()}))
+    os.replace(tmp, path)
+
+
+def _compile(nvrtc, source: str, name: str, options: list[str]) -> CompileResult:
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     _check(nvrtc, err, "program creation")
     try:

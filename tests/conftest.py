@@ -2,11 +2,13 @@
 
 ``tests/fixtures/published/`` holds copies of published files in their
 original formats (see its PROVENANCE.md); tests read the imported datasets
-from ``results/``. A missing file is a failure, never a skip.
+from ``results/``. A missing file is a failure, never a skip. Compile results
+are cached by source hash (bat.nvrtc) for every test, xdist worker and later run.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,14 @@ def pytest_terminal_summary(terminalreporter) -> None:
     if reports:
         passed = sum(r.passed for r in reports)
         terminalreporter.write_line(f"bad-input battery: {len(reports)} cases, {passed} passed")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile results are shared by tests, xdist workers and later runs (bat.nvrtc's cache)."""
+    if getattr(config, "cache", None) is not None:
+        os.environ.setdefault("BAT_NVRTC_CACHE", str(config.cache.mkdir("bat-nvrtc")))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow tests first: run in parallel (pytest-xdist) they then overlap the many quick ones."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
