@@ -1,14 +1,10 @@
-"""Adapter speed, as ratios measured in one run on the replayed GEMM space.
+"""Adapter overhead, as a ratio measured in one run on the replayed GEMM space.
 
-1. SMAC3: the HPO facade with its default random forest and thread pools
-   (trees and BLAS on all cores, ``n_jobs=-1``) against our ``smac`` adapter
-   (the same random forest, BLAS limited to one thread), 200 evaluations
-   each, same seed, both through our Problem and both with the constraints
-   as forbidden clauses. Target: ours < 1/5 of the default's time.
-2. Adapter overhead: our ``optuna`` adapter (TPE, through the Problem)
-   against a bare Optuna ask/tell loop on the same objective (the replay
-   backend called directly, the same handling of invalid and repeated
-   proposals), 200 evaluations, same seed. Target: <= 10 % more time.
+Our ``optuna`` adapter (TPE, through the Problem) against a bare Optuna
+ask/tell loop on the same objective (the replay backend called directly, the
+same handling of invalid and repeated proposals), 200 evaluations, same
+seed. Target: <= 10 % more time. (SMAC: ``bench/smac_bench.py``; Kernel
+Tuner: ``bench/kernel_tuner_bench.py``.)
 
 Usage: ``python bench/tuner_speed.py [--evals 200] [--repeats 3]``; prints a
 Markdown table (median wall seconds over the repeats).
@@ -29,7 +25,6 @@ from bat.problem import Budget
 from bat.targets import Target, replay_target
 from bat.tuner import library_seed
 from tuner_adapters.optuna_tuner import OptunaTuner
-from tuner_adapters.smac_tuner import SmacTuner
 
 
 def _timed(fn) -> float:
@@ -67,7 +62,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evals", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--smac-repeats", type=int, default=1)
     args = parser.parse_args()
     target = replay_target("gemm")
     budget = Budget(max_evals=args.evals)
@@ -76,10 +70,6 @@ def main() -> None:
     def run(tuner) -> float:
         return _timed(lambda: run_tuner(tuner, target, budget=budget, seed=0))
 
-    smac_default = [run(SmacTuner(n_jobs=-1)) for _ in range(args.smac_repeats)]
-    smac_ours = [run(SmacTuner(n_jobs=1)) for _ in range(args.smac_repeats)]
-    rows.append(("SMAC HPO facade, default forest (n_jobs=-1) vs `smac` adapter (n_jobs=1)",
-                 statistics.median(smac_default), statistics.median(smac_ours), "< 0.20"))
     bare = [_timed(lambda: bare_optuna(target, args.evals, 0)) for _ in range(args.repeats)]
     ours = [run(OptunaTuner(sampler="tpe")) for _ in range(args.repeats)]
     rows.append(("bare Optuna TPE ask/tell loop vs `optuna` adapter",

@@ -36,14 +36,27 @@ threads made the black-box facade three times slower on a loaded 2-core
 machine). The adapter builds the same random forest (the facade's own
 arguments) with ``n_jobs`` (1 by default) and limits the BLAS thread pools to
 ``n_jobs`` during the run (threadpoolctl, which scikit-learn brings; -1
-leaves both at their defaults): the same algorithm, single-threaded. SMAC
-writes its run files into a temporary directory that is removed after the
-run.
+leaves both at their defaults): the same algorithm, single-threaded. The
+forest's trees are built with room for 2^20 leaves, about 144 MiB of node
+arrays per tree fit that glibc maps and unmaps each time (2.6 M page faults
+in a 60-trial GEMM run); the run therefore keeps freed memory in the heap
+(``tuner_adapters.heap``). SMAC writes its run files into a temporary
+directory that is removed after the run.
 
 Determinism: SMAC's local search starts from a set of configurations, whose
 order depends on the per-process string hash; the adapter hands the facade
 its own maximizer with those start points in a fixed order
 (tuner_adapters.hash_order), so a seed gives the same trace in every process.
+
+Settings that differ from SMAC's defaults, all of them: the forest's
+``n_jobs`` and the BLAS threads (1 instead of all cores; ``n_jobs=-1``
+restores both), and the allocator (not a SMAC setting). The proposals are
+SMAC's own: with the same seed and hash seed the adapter evaluates the same
+trials as the default facade (``bench/smac_bench.py`` checks it).
+``retrain_after`` (refit the surrogate after this many proposals) is SMAC's
+own default unless given (8 for the HPO facade, 1 for the black-box
+facade); a larger value refits less often and makes a run faster, but
+changes the proposals (bench/RESULTS.md has a measurement of both).
 """
 from __future__ import annotations
 
@@ -74,10 +87,14 @@ class SmacTuner(Tuner):
 
     facade: str = "hpo"
     n_jobs: int = 1
+    retrain_after: int | None = None
     max_stall: int = 50
     fallbacks: int = field(default=0, init=False)
     summary = ("SMAC3 ask/tell (HPO facade: random forest; blackbox facade: Gaussian process); "
                "constraints as ConfigSpace forbidden clauses")
+    notes = ("differs from SMAC's defaults only in threads (forest n_jobs and BLAS on n_jobs threads, 1 by "
+             "default) and in the allocator (freed memory kept in the heap during the run); retrain_after is "
+             "SMAC's default unless set")
     slow = True  # a surrogate refit per trial: seconds on a tiny space
 
     def __post_init__(self) -> None:
@@ -87,6 +104,8 @@ class SmacTuner(Tuner):
             raise ValueError(f"n_jobs must be >= 1 or -1 (all cores), got {self.n_jobs}")
         if self.max_stall < 1:
             raise ValueError(f"max_stall must be >= 1, got {self.max_stall}")
+        if self.retrain_after is not None and self.retrain_after < 1:
+            raise ValueError(f"retrain_after must be >= 1, got {self.retrain_after}")
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         try:
@@ -112,14 +131,14 @@ class SmacTuner(Tuner):
         n_trials = problem.budget.max_evals or 10_000
         scenario = Scenario(cs, name="bat", output_directory=outdir, deterministic=True,
                             n_trials=n_trials, seed=seed, crash_cost=CRASH_COST)
+        facade_cls = HyperparameterOptimizationFacade if self.facade == "hpo" else BlackBoxFacade
+        parts: dict[str, Any] = {}
         if self.facade == "hpo":
-            model = _hpo_model(scenario, self.n_jobs)
-            facade = HyperparameterOptimizationFacade(scenario, _never_called, model=model, acquisition_maximizer=
-                                                      smac_maximizer(HyperparameterOptimizationFacade, scenario),
-                                                      logging_level=False, overwrite=True)
-        else:
-            facade = BlackBoxFacade(scenario, _never_called, logging_level=False, overwrite=True,
-                                    acquisition_maximizer=smac_maximizer(BlackBoxFacade, scenario))
+            parts["model"] = _hpo_model(scenario, self.n_jobs)
+        if self.retrain_after is not None:
+            parts["config_selector"] = facade_cls.get_config_selector(scenario, retrain_after=self.retrain_after)
+        facade = facade_cls(scenario, _never_called, logging_level=False, overwrite=True,
+                            acquisition_maximizer=smac_maximizer(facade_cls, scenario), **parts)
         self.fallbacks, stall = 0, 0
         while not problem.exhausted:
             if stall >= self.max_stall:
