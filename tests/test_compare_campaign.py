@@ -19,7 +19,7 @@ import pytest
 
 from analysis.compare.assess import analyse
 from analysis.compare.campaign import Campaign, CampaignError, TunerSpec, resolve_targets
-from analysis.compare.execute import run_campaign
+from analysis.compare.execute import plan_chunks, run_campaign, run_cost
 from analysis.compare.report import write_outputs
 from bat.driver import run_tuner
 from bat.errors import BatError, RegistryError, UnknownNameError
@@ -145,7 +145,7 @@ KILLED = textwrap.dedent(
     """
     import sys
     from analysis.compare.campaign import Campaign, TunerSpec
-    from analysis.compare.execute import run_campaign
+    from analysis.compare.execute import plan_chunks, run_campaign, run_cost
     c = Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
                  budgets=(4, 8), repeats=int(sys.argv[2]))
     run_campaign(c, sys.argv[1], workers=2)
@@ -204,6 +204,21 @@ def test_outputs_hold_every_number_and_trace(tmp_path: Path) -> None:
     md = paths["summary"].read_text()
     assert "Holm correction over 4 pairwise tests" in md and "### gemm on RTX_3090" in md
     assert (tmp_path / "plots" / "convergence_first.png").stat().st_size > 1000
+
+
+def test_chunks_hold_every_run_once_slow_ones_alone_quick_ones_by_target_costliest_first() -> None:
+    forest = TunerSpec.parse("reference:random_forest")  # slow: fits a forest per batch
+    c = campaign(tuners=(RANDOM, FIRST, forest), targets=(PNPOLY, ("gemm", "RTX_3090")), budgets=(4, 8, 16),
+                 repeats=5)
+    specs = c.runs()
+    chunks = plan_chunks(specs, workers=2)
+    assert sorted(s.run_id for chunk in chunks for s in chunk) == sorted(s.run_id for s in specs)
+    assert all(len(chunk) == 1 for chunk in chunks if chunk[0].tuner.slow)
+    assert all(len({(s.benchmark, s.gpu) for s in chunk}) == 1 for chunk in chunks)
+    costs = [sum(run_cost(s) for s in chunk) for chunk in chunks]
+    assert costs[0] == max(costs) and chunks[0][0].tuner.slow
+    quick = [chunk for chunk in chunks if not chunk[0].tuner.slow]
+    assert len(quick) < sum(len(chunk) for chunk in quick)  # quick runs travel together
 
 
 def test_targets_resolution() -> None:
