@@ -20,7 +20,7 @@ class What(StrEnum):
 
 def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
     """List benchmarks, tuners, datasets and GPUs."""
-    from bat.benchmark import benchmark_names, load_benchmark
+    from bat.benchmark import benchmark_names, benchmark_path
     from bat.cli.console import console, shown_path
     from bat.registry import (
         DEFAULT_GPU,
@@ -32,13 +32,14 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
         tuner_entry,
         tuner_names,
     )
+    from bat.spacefile import read_space_json
 
     if what in (What.all, What.benchmarks):
         t = Table(title="benchmarks")
         t.add_column("name")
         t.add_column("description")
         for name in benchmark_names():
-            t.add_row(name, load_benchmark(name).raw.get("description", ""))
+            t.add_row(name, read_space_json(benchmark_path(name)).get("description", ""))  # no space is built
         console.print(t)
     if what in (What.all, What.tuners):
         t = Table(title="tuners")
