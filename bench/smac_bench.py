@@ -4,7 +4,11 @@ Peer: ``HyperparameterOptimizationFacade`` as SMAC builds it by default
 (random forest of 10 trees on all cores, BLAS on all cores, a refit after
 every 8 proposals, the process's allocator as it is), driven by ask/tell on
 our Problem with the same ConfigSpace (constraints as forbidden clauses,
-``tuner_adapters.smac_space``) and the same seed. Ours: ``smac`` (the
+``tuner_adapters.smac_space``) and the same seed. Both sides get the
+facade's own acquisition maximizer with its local search's start points in
+a fixed order (``tuner_adapters.hash_order``, the adapter's determinism
+fix: it orders what SMAC would visit in hash order and costs nothing), so
+that both propose the same trials. Ours: ``smac`` (the
 settings listed in ``SmacTuner``'s docstring). Both run 200 evaluations of
 replayed GEMM (RTX_3090), each in a fresh interpreter with
 ``PYTHONHASHSEED=0`` (SMAC's proposals depend on the hash seed, so without
@@ -49,6 +53,7 @@ class DefaultHpoFacade(Tuner):
         from smac.runhistory.dataclasses import TrialValue
         from smac.runhistory.enumerations import StatusType
 
+        from tuner_adapters.hash_order import smac_maximizer
         from tuner_adapters.smac_space import configuration_space
         from tuner_adapters.smac_tuner import CRASH_COST
 
@@ -57,7 +62,9 @@ class DefaultHpoFacade(Tuner):
         with tempfile.TemporaryDirectory() as tmp:
             scenario = Scenario(cs, name="bat", output_directory=tmp, deterministic=True,
                                 n_trials=problem.budget.max_evals, seed=seed, crash_cost=CRASH_COST)
-            facade = HyperparameterOptimizationFacade(scenario, _unused, logging_level=False, overwrite=True)
+            maximizer = smac_maximizer(HyperparameterOptimizationFacade, scenario)
+            facade = HyperparameterOptimizationFacade(scenario, _unused, logging_level=False, overwrite=True,
+                                                      acquisition_maximizer=maximizer)
             while not problem.exhausted:
                 try:
                     info = facade.ask()

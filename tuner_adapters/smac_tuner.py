@@ -50,9 +50,10 @@ its own maximizer with those start points in a fixed order
 
 Settings that differ from SMAC's defaults, all of them: the forest's
 ``n_jobs`` and the BLAS threads (1 instead of all cores; ``n_jobs=-1``
-restores both), and the allocator (not a SMAC setting). The proposals are
-SMAC's own: with the same seed and hash seed the adapter evaluates the same
-trials as the default facade (``bench/smac_bench.py`` checks it).
+restores both), the allocator (not a SMAC setting) and the order of the
+local search's start points (above). The proposals are SMAC's own: with the
+same seed the adapter evaluates the same trials as the default facade given
+the same ordered local search (``bench/smac_bench.py`` checks it).
 ``retrain_after`` (refit the surrogate after this many proposals) is SMAC's
 own default unless given (8 for the HPO facade, 1 for the black-box
 facade); a larger value refits less often and makes a run faster, but
@@ -93,7 +94,8 @@ class SmacTuner(Tuner):
     summary = ("SMAC3 ask/tell (HPO facade: random forest; blackbox facade: Gaussian process); "
                "constraints as ConfigSpace forbidden clauses")
     notes = ("differs from SMAC's defaults only in threads (forest n_jobs and BLAS on n_jobs threads, 1 by "
-             "default) and in the allocator (freed memory kept in the heap during the run); retrain_after is "
+             "default), in the allocator (freed memory kept in the heap during the run) and in the local "
+             "search's start points taken in a fixed order (the same trace in every process); retrain_after is "
              "SMAC's default unless set")
     slow = True  # a surrogate refit per trial: seconds on a tiny space
 
