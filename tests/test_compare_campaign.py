@@ -147,31 +147,31 @@ KILLED = textwrap.dedent(
     from analysis.compare.campaign import Campaign, TunerSpec
     from analysis.compare.execute import plan_chunks, run_campaign, run_cost
     c = Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
-                 budgets=(4, 8), repeats=int(sys.argv[2]))
+                 budgets=(200, 400), repeats=int(sys.argv[2]))
     run_campaign(c, sys.argv[1], workers=2)
     """
 )
 
 
 def test_kill_minus_nine_leaves_a_readable_store_and_resume_completes(tmp_path: Path) -> None:
-    repeats = 80
+    repeats = 300  # about 4 s of runs: a kill after the first chunks lands part-way even on a loaded machine
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), str(repeats)], start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             if (tmp_path / "runs.sqlite").exists() and len(stored(tmp_path)) >= 4:
                 break
-            time.sleep(0.2)
+            time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-campaign
         proc.wait()
     kept = stored(tmp_path)
     assert 4 <= len(kept) < repeats, "the campaign should be killed part-way"
-    c = Campaign(tuners=(RANDOM,), targets=(PNPOLY,), budgets=(4, 8), repeats=repeats)
+    c = Campaign(tuners=(RANDOM,), targets=(PNPOLY,), budgets=(200, 400), repeats=repeats)
     done = run_campaign(c, tmp_path, workers=1)
     assert (done.reused, done.executed) == (len(kept), repeats - len(kept))
     for rec in done.records:
-        assert len(rec.trace) >= 8 and rec.meta["per_budget"]["8"]["evaluations"] == 8
+        assert len(rec.trace) >= 400 and rec.meta["per_budget"]["400"]["evaluations"] == 400
 
 
 def test_remeasurement_draws_from_recorded_times(tmp_path: Path) -> None:

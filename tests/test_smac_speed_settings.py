@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import platform
 import resource
 
-import numpy as np
 import pytest
 
 from bat.errors import TunerError
@@ -14,12 +14,25 @@ from tuner_adapters.heap import heap_kept
 
 
 def faults_of_a_second_allocation() -> int:
-    """Page faults while a 64 MiB array is allocated, filled and freed, right after another was."""
-    first = np.ones(1 << 23)
-    del first
+    """Page faults while 64 MiB are taken from malloc, written and freed, right after the same was done once.
+
+    Through glibc's malloc itself (ctypes), not numpy: numpy asks for transparent huge pages on large
+    arrays, which would hide the 4 KiB faults this counts on a machine where they are granted.
+    """
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.free.argtypes = [ctypes.c_void_p]
+    size = 64 << 20
+
+    def once() -> None:
+        block = libc.malloc(size)
+        assert block
+        ctypes.memset(block, 1, size)
+        libc.free(block)
+
+    once()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    second = np.ones(1 << 23)
-    del second
+    once()
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
