@@ -17,7 +17,8 @@ ours, peer, ... The child reports its wall and CPU seconds of the run, its
 page faults and a digest of the configurations it evaluated; the digests
 show whether both sides ran the same trials.
 
-Usage: ``python bench/smac_bench.py [--evals 200] [--pairs 2]``; run it with a
+Usage: ``python bench/smac_bench.py [--evals 200] [--pairs 2] [--option KEY=VALUE ...]``
+(``--option``: a tuner option of ours, e.g. ``retrain_after=16``); run it with a
 bytecode cache (unset PYTHONDONTWRITEBYTECODE; set PYTHONPYCACHEPREFIX).
 Target: ours / peer <= 0.20 (wall).
 """
@@ -80,14 +81,14 @@ def _unused(config: object, seed: int = 0) -> float:
     raise AssertionError("driven by ask/tell")
 
 
-def child(side: str, evals: int) -> None:
+def child(side: str, evals: int, options: list[str]) -> None:
     from bat.driver import run_tuner
     from bat.problem import Budget
     from bat.registry import make_tuner
     from bat.targets import replay_target
 
     target = replay_target("gemm", "RTX_3090")
-    tuner = make_tuner("smac") if side == "ours" else DefaultHpoFacade()
+    tuner = make_tuner("smac", options) if side == "ours" else DefaultHpoFacade()
     before = resource.getrusage(resource.RUSAGE_SELF)
     start, cpu = time.perf_counter(), time.process_time()
     trace = run_tuner(tuner, target, budget=Budget(max_evals=evals), seed=0).trace
@@ -100,9 +101,10 @@ def child(side: str, evals: int) -> None:
                       "digest": digest, "best_ms": float(trace["objective_ms"].min())}))
 
 
-def measure(side: str, evals: int) -> dict:
+def measure(side: str, evals: int, options: list[str]) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    out = subprocess.run([sys.executable, __file__, "--child", side, "--evals", str(evals)], env=env,
+    flags = [f"--option={o}" for o in options]
+    out = subprocess.run([sys.executable, __file__, "--child", side, "--evals", str(evals), *flags], env=env,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
@@ -111,18 +113,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--evals", type=int, default=200)
     ap.add_argument("--pairs", type=int, default=2)
+    ap.add_argument("--option", action="append", default=[], help="a tuner option of ours (KEY=VALUE)")
     ap.add_argument("--child", choices=("ours", "peer"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.evals)
+        child(args.child, args.evals, args.option)
         return
     print(f"{date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"GEMM replayed on RTX_3090, {args.evals} evaluations, seed 0; load average "
+          f"GEMM replayed on RTX_3090, {args.evals} evaluations, seed 0, options of ours {args.option}; load average "
           f"{os.getloadavg()[0]:.2f} at the start", flush=True)
     runs: dict[str, list[dict]] = {"ours": [], "peer": []}
     for _ in range(args.pairs):
         for side in ("ours", "peer"):
-            runs[side].append(measure(side, args.evals))
+            runs[side].append(measure(side, args.evals, args.option))
             print(side, json.dumps(runs[side][-1]), flush=True)
     med = {side: {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "sys", "faults")}
            for side, rs in runs.items()}
