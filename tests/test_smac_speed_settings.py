@@ -64,3 +64,19 @@ def test_retrain_after_is_smacs_default_unless_set_and_is_checked() -> None:
     with pytest.raises(TunerError, match="retrain_after"):
         make_tuner("smac", ["retrain_after=0"])
     assert "threads" in type(make_tuner("smac")).notes
+
+
+def test_smac_warnings_are_counted_in_the_report_not_printed(capfd) -> None:
+    import logging
+
+    from tuner_adapters.smac_tuner import _smac_log_counted
+
+    counts: dict[str, int] = {}
+    logger = logging.getLogger("smac.main.config_selector")
+    with _smac_log_counted(counts):
+        logger.warning("Did not find enough configurations")
+        logger.warning("Did not find enough configurations")
+        logger.info("not counted")
+    assert counts == {"Did not find enough configurations": 2}
+    assert "Did not find" not in capfd.readouterr().err
+    assert logging.getLogger("smac").propagate and not logging.getLogger("smac").handlers  # restored

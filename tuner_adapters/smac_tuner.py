@@ -62,7 +62,9 @@ changes the proposals (bench/RESULTS.md has a measurement of both).
 from __future__ import annotations
 
 import contextlib
+import logging
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +93,7 @@ class SmacTuner(Tuner):
     retrain_after: int | None = None
     max_stall: int = 50
     fallbacks: int = field(default=0, init=False)
+    smac_warnings: dict[str, int] = field(default_factory=dict, init=False)  # SMAC's log warnings, counted
     summary = ("SMAC3 ask/tell (HPO facade: random forest; blackbox facade: Gaussian process); "
                "constraints as ConfigSpace forbidden clauses")
     notes = ("differs from SMAC's defaults only in threads (forest n_jobs and BLAS on n_jobs threads, 1 by "
@@ -117,8 +120,14 @@ class SmacTuner(Tuner):
         from threadpoolctl import threadpool_limits
 
         threads = threadpool_limits(limits=self.n_jobs) if self.n_jobs > 0 else contextlib.nullcontext()
-        with threads, heap_kept(), tempfile.TemporaryDirectory(prefix="bat-smac-") as tmp:
+        self.smac_warnings = {}
+        with threads, heap_kept(), _smac_log_counted(self.smac_warnings), \
+                tempfile.TemporaryDirectory(prefix="bat-smac-") as tmp:
             self._tune(problem, rng, tmp)
+
+    def run_report(self) -> dict[str, Any]:
+        """Random fallbacks, and SMAC's log warnings counted by message (kept out of the console)."""
+        return {"fallbacks": self.fallbacks, "smac_warnings": dict(self.smac_warnings)}
 
     def _tune(self, problem: Problem, rng: np.random.Generator, outdir: str) -> None:
         from ConfigSpace import Configuration
@@ -166,6 +175,35 @@ class SmacTuner(Tuner):
                 facade.tell(info, TrialValue(cost=float(result.objective_ms)), save=False)
             else:
                 facade.tell(info, TrialValue(cost=CRASH_COST, status=StatusType.CRASHED), save=False)
+
+
+@contextlib.contextmanager
+def _smac_log_counted(counts: dict[str, int]) -> Iterator[None]:
+    """SMAC's warnings during a run counted in ``counts`` instead of printed.
+
+    With ``logging_level=False`` SMAC installs no handler, so Python's last-resort handler
+    printed lines such as "Did not find enough configurations from the acquisition
+    function" on the user's console, many times a run. A user who configured a handler on
+    SMAC's logger keeps it.
+    """
+    logger = logging.getLogger("smac")
+
+    class Counter(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage()
+            counts[message] = counts.get(message, 0) + 1
+
+    counter = Counter(level=logging.WARNING)
+    quiet = not logger.handlers
+    logger.addHandler(counter)
+    previous = logger.propagate
+    if quiet:
+        logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(counter)
+        logger.propagate = previous
 
 
 def _hpo_model(scenario: Any, n_jobs: int) -> Any:
