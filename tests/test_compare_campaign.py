@@ -123,6 +123,28 @@ def test_resume_after_interruption_reuses_finished_runs(tmp_path: Path) -> None:
         assert rec.meta == fresh[rec.run_id].meta
 
 
+def test_a_campaign_folder_of_parquet_runs_resumes_from_them(tmp_path: Path) -> None:
+    """A folder written before the SQLite store (runs/<run_id>.parquet) is adopted, not run again."""
+    from bat.trace import write_trace
+
+    c = campaign(repeats=2)
+    first = run_campaign(c, tmp_path / "new")
+    old = tmp_path / "old"
+    kept = first.records[:3]
+    for rec in kept:
+        write_trace(rec.trace, rec.meta, old / "runs" / f"{rec.run_id}.parquet")
+    again = run_campaign(c, old)
+    assert (again.reused, again.executed) == (3, len(c.runs()) - 3)
+    adopted = {r.run_id: r for r in again.records}
+    for rec in kept:
+        pd.testing.assert_frame_equal(adopted[rec.run_id].trace, rec.trace)
+        assert adopted[rec.run_id].meta == rec.meta
+    stray = old / "runs" / "0123456789abcdef0123.parquet"
+    write_trace(kept[0].trace, kept[0].meta, stray)
+    with pytest.raises(BatError, match="not a run of this campaign"):
+        run_campaign(c, old)
+
+
 def test_pool_interruption_keeps_finished_chunks_and_resume_matches_a_clean_run(tmp_path: Path) -> None:
     c = campaign(repeats=4)
     total = len(c.runs())

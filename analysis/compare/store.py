@@ -10,6 +10,11 @@ and skips those runs. SQLite (Python's standard library) is the store
 because it gives exactly that, one file for a whole campaign and
 transactions, without a server.
 
+A campaign folder written before the store was SQLite holds one Parquet
+trace per run in ``<out>/runs/<run_id>.parquet``; opening the store copies
+those it lacks into it (the files stay), so such a campaign resumes where it
+stopped instead of running again.
+
 Runs are encoded where they are made (``encode`` runs in the worker
 process), so the process that owns the file only inserts bytes. A
 ``RunRecord`` decodes its trace on first use.
@@ -22,12 +27,16 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bat.errors import DatasetError
+
 if TYPE_CHECKING:
     import pandas as pd
 
 #: one stored run: (run_id, metadata as JSON, trace as an Arrow IPC stream)
 Encoded = tuple[str, str, bytes]
 FILE_NAME = "runs.sqlite"
+#: where campaigns kept their runs before the SQLite store (one Parquet trace per run)
+LEGACY_FOLDER = "runs"
 
 
 class RunRecord:
@@ -93,6 +102,22 @@ class RunStore:
         self._db.execute("CREATE TABLE IF NOT EXISTS runs "
                          "(run_id TEXT PRIMARY KEY, meta TEXT NOT NULL, trace BLOB NOT NULL)")
         self._db.commit()
+        self._adopt_parquet_runs(Path(out) / LEGACY_FOLDER)
+
+    def _adopt_parquet_runs(self, folder: Path) -> None:
+        """Copy the runs of an older campaign folder (one Parquet trace per run) that the store lacks."""
+        if not folder.is_dir():
+            return
+        from bat.trace import read_trace
+
+        done = self.done_ids()
+        for path in sorted(folder.glob("*.parquet")):
+            if path.stem in done:
+                continue
+            frame, meta = read_trace(path)  # a damaged file is named by the error
+            if str(meta.get("run_id")) != path.stem:
+                raise DatasetError(f"{path}: not a run of this campaign (its run_id is {meta.get('run_id')!r})")
+            self.write([RunRecord(meta, frame).encode()])
 
     def done_ids(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT run_id FROM runs")}
