@@ -1,9 +1,9 @@
-"""kill -9 experiments: `bat compare -j 1`, `bat compare -j 2` and `bat record` (command backend).
+"""kill -9 experiments: `bat compare -j 1` and `-j 2`, `bat record` and `bat run` (command backend).
 
 Run: .venv/bin/python bench/kill9_bench.py [--trials 10] [--grace 2]
 Each trial starts the command in its own session, waits until a random
 number of its units are finished (runs for compare, journal lines for
-record), sends SIGKILL to the `bat` process alone (as `kill -9 PID` would),
+record and run), sends SIGKILL to the `bat` process alone (as `kill -9 PID` would),
 then counts, after ``--grace`` seconds:
 
 - processes left: processes of its session still alive (pool workers, the
@@ -11,7 +11,7 @@ then counts, after ``--grace`` seconds:
   its command backend's scratch folder (command steps run in sessions of
   their own); and scratch folders left in its private temporary folder;
 - then it runs the same command again to completion (compare: a rerun;
-  record: ``--resume``) and compares the result with an uninterrupted
+  record and run: ``--resume``) and compares the result with an uninterrupted
   reference run made first: rows lost (in the reference, missing from the
   result), rows duplicated (present twice, or a unit finished before the kill
   and done again), rows changed (a finished unit whose values differ).
@@ -22,6 +22,7 @@ Prints one Markdown table row per experiment (sums over the trials).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -29,6 +30,7 @@ import platform
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BAT = [str(Path(sys.executable).with_name("bat"))]
 COMPARE = ["compare", "-t", "optuna,optuna:random", "-b", "pnpoly", "--gpus", "RTX_3090", "--budgets", "15,30",
            "--repeats", "8", "--no-plots"]
+RUN = ["run", "-b", "matmul_c", "--backend", "command", "-t", "reference:random", "-n", "16", "-s", "3"]
 RECORD = ["record", "-b", "matmul_c", "--sample", "16", "--size", "small", "--workers", "1"]
 PARAMETERS = ["TILE_I", "TILE_J", "TILE_K", "UNROLL", "OPT"]
 
@@ -98,7 +101,15 @@ def observations(out: Path) -> Counter:
 
 
 def finished_runs(out: Path) -> dict[str, bytes]:
-    return {p.stem: p.read_bytes() for p in (out / "runs").glob("*.parquet")} if (out / "runs").exists() else {}
+    """The campaign's committed runs (run id -> stored metadata and trace), read from its SQLite store."""
+    path = out / "runs.sqlite"
+    if not path.exists():
+        return {}
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as db:
+            return {rid: meta.encode() + trace for rid, meta, trace in db.execute("SELECT * FROM runs")}
+    except sqlite3.OperationalError:  # created but not yet holding its table
+        return {}
 
 
 def compare_trial(workers: int, reference: Counter, total: int, work: Path, rng: random.Random,
@@ -173,6 +184,50 @@ def record_trial(reference: list[tuple], total: int, work: Path, rng: random.Ran
             "changed": changed, "processes": procs, "folders": folders, "done_at_kill": len(before)}
 
 
+# -- run -------------------------------------------------------------------------------------
+def evaluated_rows(trace: Path) -> list[tuple]:
+    from bat.trace import read_trace
+
+    frame, _ = read_trace(trace)
+    frame = frame[frame["kind"] == "evaluated"]
+    return [tuple(r) for r in frame[[*PARAMETERS, "objective_ms"]].itertuples(index=False)]
+
+
+def _same(got: object, kept: float | None) -> bool:
+    """A trace's objective against the journal's: NaN in the trace is None in the journal."""
+    if kept is None:
+        return isinstance(got, float) and got != got
+    return got == kept
+
+
+def run_trial(reference: list[tuple], total: int, work: Path, rng: random.Random,
+              grace: float) -> dict[str, int]:
+    out, tmp = work / "run.parquet", work / "tmp"
+    tmp.mkdir(parents=True)
+    env = {**os.environ, "TMPDIR": str(tmp)}
+
+    def journal() -> Path | None:
+        found = list(work.glob(f"{out.name}.*.journal.jsonl"))
+        return found[0] if found else None
+
+    proc = bat([*RUN, "-o", str(out)], env, wait=False)
+    kill_when(proc, lambda: journal_lines(journal()) if journal() else 0, rng.randint(1, total - 1))
+    procs, folders = left_behind(proc, tmp, grace)
+    kept = journal()
+    before = journal_records(kept) if kept else {}
+    result = subprocess.run([*BAT, *RUN, "-o", str(out), "--resume"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, check=True)
+    said = " ".join(result.stdout.split())
+    measured = int(said.split(" measured now")[0].split()[-1]) if " measured now" in said else total
+    rows = evaluated_rows(out)
+    configs, ref = Counter(r[:-1] for r in rows), Counter(r[:-1] for r in reference)
+    final = {json.dumps(dict(zip(PARAMETERS, r[:-1], strict=True)), sort_keys=True): r[-1] for r in rows}
+    changed = sum(not _same(final.get(key, "lost"), json.loads(line)["objective_ms"]) for key, line in before.items())
+    return {"lost": sum((ref - configs).values()),
+            "duplicated": sum((configs - ref).values()) + max(0, measured - (total - len(before))),
+            "changed": changed, "processes": procs, "folders": folders, "done_at_kill": len(before)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=10)
@@ -188,11 +243,16 @@ def main() -> None:
     rec_ref = base / "reference.parquet"
     bat([*RECORD, "-o", str(rec_ref)], env)
     rec_rows = dataset_rows(rec_ref)
+    run_ref = base / "run-reference.parquet"
+    bat([*RUN, "-o", str(run_ref)], env)
+    run_rows = evaluated_rows(run_ref)
     rows = []
     for name, trial in (("bat compare -j 1", lambda w: compare_trial(1, reference, total, w, rng, args.grace)),
                         ("bat compare -j 2", lambda w: compare_trial(2, reference, total, w, rng, args.grace)),
                         ("bat record (command backend)",
-                         lambda w: record_trial(rec_rows, len(rec_rows), w, rng, args.grace))):
+                         lambda w: record_trial(rec_rows, len(rec_rows), w, rng, args.grace)),
+                        ("bat run (command backend)",
+                         lambda w: run_trial(run_rows, len(run_rows), w, rng, args.grace))):
         sums: Counter = Counter()
         kills = []
         for i in range(args.trials):
@@ -210,7 +270,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print(f"\ncompare: {total} runs per campaign ({' '.join(COMPARE[1:])}); record: {len(rec_rows)} "
-          f"configurations ({' '.join(RECORD[1:])})")
+          f"configurations ({' '.join(RECORD[1:])}); run: {len(run_rows)} evaluations "
+          f"({' '.join(RUN[1:])}), rerun with --resume")
 
 
 if __name__ == "__main__":
