@@ -206,14 +206,13 @@ def run_trial(reference: list[tuple], total: int, work: Path, rng: random.Random
     tmp.mkdir(parents=True)
     env = {**os.environ, "TMPDIR": str(tmp)}
 
-    def journal() -> Path | None:
-        found = list(work.glob(f"{out.name}.*.journal.jsonl"))
-        return found[0] if found else None
+    def journals() -> list[Path]:
+        return list(work.glob(f"{out.name}.*.journal.jsonl"))
 
     proc = bat([*RUN, "-o", str(out)], env, wait=False)
-    kill_when(proc, lambda: journal_lines(journal()) if journal() else 0, rng.randint(1, total - 1))
+    kill_when(proc, lambda: sum(journal_lines(p) for p in journals()), rng.randint(1, total - 1))
     procs, folders = left_behind(proc, tmp, grace)
-    kept = journal()
+    kept = next(iter(journals()), None)
     before = journal_records(kept) if kept else {}
     result = subprocess.run([*BAT, *RUN, "-o", str(out), "--resume"], cwd=ROOT, env=env, capture_output=True,
                             text=True, check=True)

@@ -110,14 +110,15 @@ class RunStore:
             return
         from bat.trace import read_trace
 
-        done = self.done_ids()
+        done, adopted = self.done_ids(), []
         for path in sorted(folder.glob("*.parquet")):
             if path.stem in done:
                 continue
             frame, meta = read_trace(path)  # a damaged file is named by the error
             if str(meta.get("run_id")) != path.stem:
                 raise DatasetError(f"{path}: not a run of this campaign (its run_id is {meta.get('run_id')!r})")
-            self.write([RunRecord(meta, frame).encode()])
+            adopted.append(RunRecord(meta, frame).encode())
+        self.write(adopted)
 
     def done_ids(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT run_id FROM runs")}

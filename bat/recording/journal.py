@@ -129,10 +129,6 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
-class JournalBusyError(DatasetError):
-    """The journal is held by a live process."""
-
-
 def _locked(path: Path) -> int:
     """An appending descriptor of the journal holding its exclusive lock (dropped when closed or at death)."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -140,8 +136,8 @@ def _locked(path: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise JournalBusyError(f"{path}: another BAT process is writing this journal; wait for it to finish "
-                               "or write into another --out") from None
+        raise DatasetError(f"{path}: another BAT process is writing this journal; wait for it to finish "
+                           "or write into another --out") from None
     return fd
 
 

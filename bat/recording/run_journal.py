@@ -20,6 +20,7 @@ seconds, and an fsync per evaluation would cost more than the evaluation.
 
 from __future__ import annotations
 
+import glob
 import json
 import secrets
 from collections.abc import Mapping
@@ -30,7 +31,7 @@ from typing import Any
 from bat.dataset import Status
 from bat.errors import DatasetError
 from bat.problem import Backend, EvalResult
-from bat.recording.journal import Journal, JournalBusyError
+from bat.recording.journal import Journal
 
 KIND = "bat-run-journal"
 SUFFIX = ".journal.jsonl"
@@ -63,30 +64,24 @@ def open_checkpoint(trace: Path, header: Mapping[str, Any], *, resume: bool) -> 
     journal an interrupted run with the same ``header`` left beside it (a live run's journal is locked
     and never taken)."""
     want = _canonical(header)
-    left: list[tuple[Journal, int]] = []
-    others: list[tuple[Path, int]] = []
-    for path in sorted(trace.parent.glob(f"{_glob_escape(trace.name)}.*{SUFFIX}")):
+    left: list[tuple[Journal, int]] = []  # journals of interrupted runs of this same command, with sizes
+    for path in sorted(trace.parent.glob(f"{glob.escape(trace.name)}.*{SUFFIX}")):
         try:
             journal = Journal.open(path, kind=KIND)
-        except JournalBusyError:
-            continue  # a run alive now
-        except DatasetError:
-            continue  # not a run journal (or damaged beyond a torn last line): not ours to touch
+        except DatasetError:  # a run alive now (locked), or not a run journal: not ours to touch
+            continue
         if _canonical(_identity(journal.header)) == want:
             left.append((journal, len(journal.records)))
         else:
             journal.close()
     left.sort(key=lambda item: -item[1])
-    if resume and left:
-        (chosen, size), rest = left[0], left[1:]
-    else:
-        chosen, size, rest = None, 0, left
-    for journal, n in rest:
-        others.append((journal.path, n))
+    chosen, size = left.pop(0) if resume and left else (None, 0)
+    for journal, _ in left:
         journal.close()
     if chosen is None:
         path = trace.with_name(f"{trace.name}.{secrets.token_hex(4)}{SUFFIX}")
         chosen = Journal.create(path, dict(header), kind=KIND)
+    others = [(journal.path, n) for journal, n in left]
     return RunCheckpoint(journal=chosen, resumed=size, others=others)
 
 
@@ -143,7 +138,3 @@ def _result(record: Mapping[str, Any]) -> EvalResult:
                       objective_ms=record["objective_ms"], times_ms=tuple(record["times_ms"]),
                       compile_ms=record["compile_ms"], cost_s=record["cost_s"], message=record["message"],
                       extra=dict(record["extra"]))
-
-
-def _glob_escape(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
