@@ -1,0 +1,2 @@
+"""The run wiring: targets (a benchmark on a backend), the run driver and recording.
+"""
