@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from analysis.ffg import FitnessFlowGraph
-from bat.dataset import Dataset, Status
-from bat.errors import DatasetError, UnknownNameError
-from bat.space import SearchSpace
+from bat.analysis.ffg import FitnessFlowGraph
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import DatasetError, UnknownNameError
+from bat.core.space import SearchSpace
 
 INVALID_FITNESS = 1e10
 VARIANTS = {

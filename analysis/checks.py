@@ -35,9 +35,9 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from analysis.noise import repeat_groups
-from bat.dataset import Dataset, Status
-from bat.space import SearchSpace
+from bat.analysis.noise import repeat_groups
+from bat.core.dataset import Dataset, Status
+from bat.core.space import SearchSpace
 
 SCALE_RATIO = 20.0
 REPEAT_TOLERANCE = 1e-3
@@ -96,7 +96,7 @@ class DataCheck:
 def check_dataset(dataset: Dataset, space: SearchSpace | None = None, peers: Sequence[Peer] = ()) -> DataCheck:
     """Run every check on ``dataset`` (``space``: the one it belongs to; ``peers``: other GPUs)."""
     if space is None:
-        from bat.importers import dataset_space
+        from bat.formats.importing import dataset_space
 
         space = dataset_space(dataset)
     out = DataCheck(dataset.name)

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bat.errors import DatasetError, UnknownNameError
+from bat.core.errors import DatasetError, UnknownNameError
 
 DEFAULT_BUDGETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
 BAND = (0.25, 0.75)
@@ -245,7 +245,7 @@ def trace_evaluations_to_reach(traces: Sequence[pd.DataFrame], best_ms: float, t
 def traces_by_tuner(paths: Iterable[str | Path], benchmark: str,
                     gpu: str) -> dict[str, list[pd.DataFrame]]:
     """The trace files of (benchmark, gpu), grouped by the tuner named in their metadata."""
-    from bat.trace import read_trace
+    from bat.core.trace import read_trace
 
     groups: dict[str, list[pd.DataFrame]] = {}
     for p in paths:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bat.dataset import Dataset, Status
-from bat.errors import DatasetError, UnknownNameError
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import DatasetError, UnknownNameError
+from bat.core.space import SearchSpace
 from bat.registry import DatasetEntry, dataset_entries
-from bat.space import SearchSpace
 
 
 @dataclass
@@ -64,7 +64,7 @@ def load_dataset_data(refs: list[str]) -> list[BenchmarkData]:
 
 def group_by_space(entries: list[DatasetEntry]) -> list[BenchmarkData]:
     """Datasets grouped by the space they were recorded on, each group with its benchmark's name and space."""
-    from bat.importers import meta_benchmark
+    from bat.formats.importing import meta_benchmark
 
     groups: dict[str, list[DatasetEntry]] = {}
     for entry in entries:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.data import ok_times
-from bat.dataset import Dataset
+from bat.analysis.data import ok_times
+from bat.core.dataset import Dataset
 
 QUANTILES = (0.0, 0.01, 0.05, 0.25, 0.5, 0.75, 0.95, 0.99, 1.0)
 

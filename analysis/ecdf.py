@@ -4,7 +4,7 @@ Targets are a ladder relative to the optimum f_opt of the dataset: a run
 reaches ratio r when the configuration it holds as best has a recorded
 objective <= r * f_opt (``RATIOS``: 1.5, 1.2, 1.1, 1.05, 1.01), and it
 reaches the noise-aware target when that configuration is in the
-noise-aware optimum set (``analysis.noise``). Its running time to a target
+noise-aware optimum set (``bat.analysis.noise``). Its running time to a target
 is the number of charged evaluations, or the simulated seconds, at which
 that first happens; a run that never reaches it has none.
 
@@ -14,7 +14,7 @@ ladder (COCO's "fraction of targets reached"). Random search has an exact
 ECDF on the evaluation axis: with m of the N constraint-valid configurations
 meeting a target, P(reached within n) = 1 - C(N-m, n) / C(N, n); on the time
 axis it is the fraction over the simulated random-search orderings of the
-time baseline (``analysis.score``).
+time baseline (``bat.analysis.score``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.convergence import best_rank_cdf
-from analysis.score import Baseline, Ordering, RunCurve
+from bat.analysis.convergence import best_rank_cdf
+from bat.analysis.score import Baseline, Ordering, RunCurve
 
 RATIOS = (1.5, 1.2, 1.1, 1.05, 1.01)
 NOISE = "noise"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.errors import ConvergenceError, UnknownNameError
+from bat.core.errors import ConvergenceError, UnknownNameError
 
 NEIGHBOURHOODS = ("adjacent", "hamming")
 

@@ -1,6 +1,6 @@
 """The straightforward FFG: a networkx DiGraph built node by node, and nx.pagerank on it.
 
-The reference that ``analysis.ffg`` is tested and benchmarked against; it
+The reference that ``bat.analysis.ffg`` is tested and benchmarked against; it
 loops in Python over nodes and neighbours, so keep it to small spaces.
 """
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.model import ModelSettings, cv_r2, fit
-from bat.dataset import Dataset
-from bat.space import SearchSpace
+from bat.analysis.model import ModelSettings, cv_r2, fit
+from bat.core.dataset import Dataset
+from bat.core.space import SearchSpace
 
 REDUCED_THRESHOLD = 0.05
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.score import RunCurve
-from bat.atomic import write_text
+from bat.analysis.score import RunCurve
+from bat.core.atomic import write_text
 
 HEADER = '"function evaluation" "best-so-far f(x)"'
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.errors import MissingDependencyError
+from bat.core.errors import MissingDependencyError
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.dataset import Dataset, Status
-from bat.errors import DatasetError
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import DatasetError
 
 TEST = "one-sided Mann-Whitney U (scipy, method auto) of each configuration's repeats against the best one's"
 
@@ -52,7 +52,7 @@ class NoiseSet:
 
     def random_search_hit(self) -> dict[str, float | int]:
         """Evaluations random search (over the ok configurations) needs to draw a member: median, mean."""
-        from analysis.convergence import none_drawn
+        from bat.analysis.convergence import none_drawn
 
         n_total, m = self.n_valid, self.size
         ns = np.arange(1, n_total - m + 2)

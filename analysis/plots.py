@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from analysis.centrality import Centrality
-from analysis.convergence import Curve
-from analysis.distribution import Distribution
-from analysis.importance import Importance
-from analysis.portability import Portability
-from bat.atomic import publish
+from bat.analysis.centrality import Centrality
+from bat.analysis.convergence import Curve
+from bat.analysis.distribution import Distribution
+from bat.analysis.importance import Importance
+from bat.analysis.portability import Portability
+from bat.core.atomic import publish
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bat.dataset import Dataset, Status
+from bat.core.dataset import Dataset, Status
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Run every analysis on one benchmark's datasets and write the report (Markdown, figures, JSON).
 
 ``analyze_benchmark`` computes the numbers and draws the figures of one
-benchmark; ``write_report`` writes ``report.md`` (``analysis.report_md``)
+benchmark; ``write_report`` writes ``report.md`` (``bat.analysis.report_md``)
 and ``results.json`` (every number, with the definitions used) for one or
 more benchmarks.
 """
@@ -16,24 +16,24 @@ from typing import Any
 
 import numpy as np
 
-from analysis import convergence as conv
-from analysis import plots, published
-from analysis.centrality import VARIANTS, dataset_centrality, missing_count, proportion_of_centrality
-from analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
-from analysis.data import BenchmarkData, ok_times
-from analysis.distribution import distribution
-from analysis.ffg import NEIGHBOURHOODS
-from analysis.importance import permutation_importance, reduced_parameters
-from analysis.model import ModelSettings
-from analysis.noise import noise_set
-from analysis.portability import portability_matrix
-from analysis.report_md import markdown
-from analysis.score import aggregate, run_curve, score_runs, target_baseline
-from analysis.sizes import size_row
-from analysis.speedup import DEFINITIONS, max_speedup_over_median
-from analysis.surrogate import surrogate_fitness
-from bat.atomic import write_text
-from bat.errors import UnknownNameError
+from bat.analysis import convergence as conv
+from bat.analysis import plots, published
+from bat.analysis.centrality import VARIANTS, dataset_centrality, missing_count, proportion_of_centrality
+from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
+from bat.analysis.data import BenchmarkData, ok_times
+from bat.analysis.distribution import distribution
+from bat.analysis.ffg import NEIGHBOURHOODS
+from bat.analysis.importance import permutation_importance, reduced_parameters
+from bat.analysis.model import ModelSettings
+from bat.analysis.noise import noise_set
+from bat.analysis.portability import portability_matrix
+from bat.analysis.report_md import markdown
+from bat.analysis.score import aggregate, run_curve, score_runs, target_baseline
+from bat.analysis.sizes import size_row
+from bat.analysis.speedup import DEFINITIONS, max_speedup_over_median
+from bat.analysis.surrogate import surrogate_fitness
+from bat.core.atomic import write_text
+from bat.core.errors import UnknownNameError
 
 Progress = Callable[[str, float], None]
 TARGETS = {"90": 0.90, "95": 0.95}
@@ -192,7 +192,7 @@ def _convergence(data: BenchmarkData, g: str, settings: AnalyzeSettings, figures
 
 
 def _methodology(data: BenchmarkData, settings: AnalyzeSettings) -> dict[str, Any]:
-    """The methodology score of every tuner with traces (``analysis.score``), per GPU and aggregated."""
+    """The methodology score of every tuner with traces (``bat.analysis.score``), per GPU and aggregated."""
     per_gpu: dict[str, Any] = {}
     run_scores: dict[str, dict[str, list[np.ndarray]]] = {}
     for g, d in data.datasets.items():
@@ -215,7 +215,7 @@ def _methodology(data: BenchmarkData, settings: AnalyzeSettings) -> dict[str, An
                 run_scores.setdefault(t, {}).setdefault(a, []).append(s.run_scores)
     agg = {t: {a: aggregate(v, settings.seed) for a, v in axes.items()} for t, axes in run_scores.items()}
     return {"per_gpu": per_gpu, "aggregate_over_gpus": agg,
-            "definition": "analysis.score: (random - found) / (random - optimum) over the window of the "
+            "definition": "bat.analysis.score: (random - found) / (random - optimum) over the window of the "
                           "shortest trace; 95 % bootstrap intervals over traces"}
 
 

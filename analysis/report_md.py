@@ -1,6 +1,6 @@
 """The Markdown of ``bat analyze``: every number of results.json a reader needs, with its definition.
 
-A dataset flagged by the data checks (``analysis.checks``) is marked
+A dataset flagged by the data checks (``bat.analysis.checks``) is marked
 wherever it appears (tables and lists), and the reasons are listed once.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from analysis.convergence import DEFINITIONS as CONVERGENCE
-from analysis.noise import TEST as NOISE_TEST
-from analysis.speedup import DEFINITIONS as SPEEDUP
+from bat.analysis.convergence import DEFINITIONS as CONVERGENCE
+from bat.analysis.noise import TEST as NOISE_TEST
+from bat.analysis.speedup import DEFINITIONS as SPEEDUP
 
 FLAG = " ⚠"
 
@@ -90,7 +90,7 @@ def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out
     meth = r["methodology"]
     if meth["per_gpu"]:
         lines += ["Methodology score (0 = random search, 1 = the optimum; 95 % bootstrap interval over traces; "
-                  "`analysis.score`):", "", "| GPU | tuner | evaluations | time |", "|---|---|---|---|"]
+                  "`bat.analysis.score`):", "", "| GPU | tuner | evaluations | time |", "|---|---|---|---|"]
         for g, e in meth["per_gpu"].items():
             lines += [f"| {g}{mark[g]} | {t} | {_interval(s['evaluations'])} | {_interval(s['time'])} |"
                       for t, s in e["tuners"].items()]

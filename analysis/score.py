@@ -21,10 +21,10 @@ On one target (a dataset on its search space) at budget point x:
   better than the worst valid configuration (the same for random search).
 
 Two axes. *Evaluations*: x = 1, 2, ..., B charged evaluations; R(x) is exact
-(hypergeometric order statistics, ``analysis.convergence``). *Time*: x runs
+(hypergeometric order statistics, ``bat.analysis.convergence``). *Time*: x runs
 over ``TIME_POINTS`` equal steps of (0, T] simulated seconds; a run's clock
 is the sum over its trace of each evaluation's charged cost (recorded
-compile + verification + benchmark time, ``bat.costs``) and the tuner's own
+compile + verification + benchmark time, ``bat.core.costs``) and the tuner's own
 time between proposals; R(x) is the mean over ``SIMULATIONS`` seeded
 random-search orderings charged the same recorded costs (random search's
 own overhead taken as 0), a Monte-Carlo estimate. A run that ended before x
@@ -47,11 +47,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.convergence import expected_random_best
-from bat.costs import recorded_costs
-from bat.dataset import Dataset, Status
-from bat.errors import DatasetError
-from bat.space import SearchSpace
+from bat.analysis.convergence import expected_random_best
+from bat.core.costs import recorded_costs
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import DatasetError
+from bat.core.space import SearchSpace
 
 TIME_POINTS = 100
 SIMULATIONS = 1000

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.dataset import Dataset
-from bat.space import SearchSpace
+from bat.core.dataset import Dataset
+from bat.core.space import SearchSpace
 
 
 @dataclass

@@ -15,9 +15,9 @@ from typing import Literal
 
 import numpy as np
 
-from analysis.data import ok_times, times_failed_inf
-from bat.dataset import Dataset
-from bat.errors import DatasetError, UnknownNameError
+from bat.analysis.data import ok_times, times_failed_inf
+from bat.core.dataset import Dataset
+from bat.core.errors import DatasetError, UnknownNameError
 
 Definition = Literal["all", "valid"]
 DEFINITIONS: dict[str, str] = {

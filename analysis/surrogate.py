@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.centrality import INVALID_FITNESS
-from analysis.model import ModelSettings, cv_r2, fit
-from bat.dataset import Dataset, Status
-from bat.space import SearchSpace
+from bat.analysis.centrality import INVALID_FITNESS
+from bat.analysis.model import ModelSettings, cv_r2, fit
+from bat.core.dataset import Dataset, Status
+from bat.core.space import SearchSpace
 
 CHUNK = 1 << 20
 

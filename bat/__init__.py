@@ -24,35 +24,35 @@ from typing import Any
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     # benchmarks and spaces
-    "load_benchmark": "bat.benchmark", "benchmark_names": "bat.benchmark", "Benchmark": "bat.benchmark",
-    "ProblemSize": "bat.benchmark",
-    "SearchSpace": "bat.space", "Parameter": "bat.space", "Constraint": "bat.space",
+    "load_benchmark": "bat.core.benchmark", "benchmark_names": "bat.core.benchmark", "Benchmark": "bat.core.benchmark",
+    "ProblemSize": "bat.core.benchmark",
+    "SearchSpace": "bat.core.space", "Parameter": "bat.core.space", "Constraint": "bat.core.space",
     # targets, problems, tuners, runs
-    "Target": "bat.targets", "TargetRequest": "bat.targets", "make_target": "bat.targets",
-    "replay_target": "bat.targets",
-    "Problem": "bat.problem", "Budget": "bat.problem", "EvalResult": "bat.problem", "TargetFacts": "bat.problem",
-    "Tuner": "bat.tuner", "ExpectedFailure": "bat.tuner",
+    "Target": "bat.run.targets", "TargetRequest": "bat.run.targets", "make_target": "bat.run.targets",
+    "replay_target": "bat.run.targets",
+    "Problem": "bat.core.problem", "Budget": "bat.core.problem", "EvalResult": "bat.core.problem", "TargetFacts": "bat.core.problem",
+    "Tuner": "bat.core.tuner", "ExpectedFailure": "bat.core.tuner",
     "make_tuner": "bat.registry", "tuner_names": "bat.registry",
-    "run_tuner": "bat.driver", "RunResult": "bat.driver",
-    "read_trace": "bat.trace",
+    "run_tuner": "bat.run.driver", "RunResult": "bat.run.driver",
+    "read_trace": "bat.core.trace",
     "check_tuner": "bat.testing",
     # datasets
-    "Dataset": "bat.dataset", "Status": "bat.dataset",
+    "Dataset": "bat.core.dataset", "Status": "bat.core.dataset",
     "load_dataset": "bat.registry", "find_dataset": "bat.registry", "dataset_entries": "bat.registry",
-    "load_benchmark_data": "analysis.data", "ok_times": "analysis.data",
+    "load_benchmark_data": "bat.analysis.data", "ok_times": "bat.analysis.data",
     # analyses
-    "distribution": "analysis.distribution",
-    "max_speedup_over_median": "analysis.speedup",
-    "random_search_curve": "analysis.convergence", "trace_curve": "analysis.convergence",
-    "dataset_centrality": "analysis.centrality",
-    "permutation_importance": "analysis.importance",
-    "portability_matrix": "analysis.portability",
-    "check_dataset": "analysis.checks", "noise_set": "analysis.noise",
-    "target_baseline": "analysis.score", "run_curve": "analysis.score", "score_runs": "analysis.score",
+    "distribution": "bat.analysis.distribution",
+    "max_speedup_over_median": "bat.analysis.speedup",
+    "random_search_curve": "bat.analysis.convergence", "trace_curve": "bat.analysis.convergence",
+    "dataset_centrality": "bat.analysis.centrality",
+    "permutation_importance": "bat.analysis.importance",
+    "portability_matrix": "bat.analysis.portability",
+    "check_dataset": "bat.analysis.checks", "noise_set": "bat.analysis.noise",
+    "target_baseline": "bat.analysis.score", "run_curve": "bat.analysis.score", "score_runs": "bat.analysis.score",
     # figures
-    "distribution_figure": "analysis.plots", "speedup_figure": "analysis.plots",
-    "convergence_figure": "analysis.plots", "centrality_figure": "analysis.plots",
-    "importance_figure": "analysis.plots", "portability_figure": "analysis.plots",
+    "distribution_figure": "bat.analysis.plots", "speedup_figure": "bat.analysis.plots",
+    "convergence_figure": "bat.analysis.plots", "centrality_figure": "bat.analysis.plots",
+    "importance_figure": "bat.analysis.plots", "portability_figure": "bat.analysis.plots",
 }
 
 __all__ = sorted(_EXPORTS)

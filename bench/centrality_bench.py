@@ -1,8 +1,8 @@
-"""Benchmark of the FFG + PageRank engine (analysis.ffg); not a test.
+"""Benchmark of the FFG + PageRank engine (bat.analysis.ffg); not a test.
 
 ``gemm``: proportion-of-centrality PageRank of the full GEMM product
-(82,944 nodes, published definition) with ``analysis.ffg`` against the
-straightforward networkx build plus ``nx.pagerank`` (analysis.ffg_reference)
+(82,944 nodes, published definition) with ``bat.analysis.ffg`` against the
+straightforward networkx build plus ``nx.pagerank`` (bat.analysis.ffg_reference)
 in the same run; prints both times, the ratio and the largest difference.
 
 ``large``: PageRank on Hotspot's full product (2.22e7 nodes). There is no
@@ -24,11 +24,11 @@ import time
 
 import numpy as np
 
-from analysis.centrality import INVALID_FITNESS, build_graph, fitness_array, local_minima
-from analysis.ffg import FitnessFlowGraph
-from analysis.ffg_reference import reference_pagerank
-from bat.benchmark import load_benchmark
-from bat.dataset import Dataset
+from bat.analysis.centrality import INVALID_FITNESS, build_graph, fitness_array, local_minima
+from bat.analysis.ffg import FitnessFlowGraph
+from bat.analysis.ffg_reference import reference_pagerank
+from bat.core.benchmark import load_benchmark
+from bat.core.dataset import Dataset
 
 
 def peak_rss_gb() -> float:
@@ -45,7 +45,7 @@ def bench_gemm(dataset_path: str) -> None:
     slow = reference_pagerank(fitness)
     t_ref = time.perf_counter() - t0
     print(f"gemm full product: {fitness.size} nodes ({dataset_path})")
-    print(f"analysis.ffg: {t_fast:.3f} s; networkx build + nx.pagerank: {t_ref:.3f} s; "
+    print(f"bat.analysis.ffg: {t_fast:.3f} s; networkx build + nx.pagerank: {t_ref:.3f} s; "
           f"ratio {t_ref / t_fast:.1f}x; max |difference| {np.abs(fast - slow).max():.2e}")
 
 

@@ -1,7 +1,7 @@
-"""Cost of exact constraint arithmetic (bat.arithmetic) against the plain NumPy evaluator it replaced.
+"""Cost of exact constraint arithmetic (bat.core.arithmetic) against the plain NumPy evaluator it replaced.
 
 Run: .venv/bin/python bench/expression_bench.py [--peer-rev 736b430] [--repeats 7]
-The peer is bat/expressions.py as it was at ``--peer-rev`` (int64 ufuncs, no
+The peer is bat/core/expressions.py as it was at ``--peer-rev`` (int64 ufuncs, no
 overflow checks), read from git and imported from a temporary folder, so both
 run in this process, interleaved, on the same inputs. Two workloads per
 benchmark: (1) building its space and listing every valid configuration (the
@@ -24,16 +24,16 @@ from pathlib import Path
 
 import numpy as np
 
-import bat.expressions as exact
-import bat.space as space_module
-from bat.benchmark import benchmark_names, load_benchmark
-from bat.spacefile import space_from_dict
+import bat.core.expressions as exact
+import bat.core.space as space_module
+from bat.core.benchmark import benchmark_names, load_benchmark
+from bat.core.spacefile import space_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_peer(rev: str):
-    source = subprocess.run(["git", "show", f"{rev}:bat/expressions.py"], cwd=ROOT, check=True,
+    source = subprocess.run(["git", "show", f"{rev}:bat/core/expressions.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     folder = Path(tempfile.mkdtemp())
     (folder / "peer_expressions.py").write_text(source)
@@ -98,7 +98,7 @@ def main() -> None:
         pf, ef = statistics.median(plain_f), statistics.median(exact_f)
         print(f"| {name} | {n_exact:,} | {pb * 1e3:.1f} / {eb * 1e3:.1f} ms | {eb / pb:.2f} | "
               f"{pf * 1e3:.1f} / {ef * 1e3:.1f} ms | {ef / pf:.2f} |")
-    print(f"\n{sys.version.split()[0]}; medians of {args.repeats}; peer: bat/expressions.py at {args.peer_rev}")
+    print(f"\n{sys.version.split()[0]}; medians of {args.repeats}; peer: bat/core/expressions.py at {args.peer_rev}")
 
 
 if __name__ == "__main__":

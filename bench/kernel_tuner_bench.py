@@ -42,8 +42,8 @@ BENCH, GPU = "gemm", "RTX_3090"
 
 def export_cache(folder: Path) -> Path:
     """The replayed dataset as a Kernel Tuner cache file."""
-    from bat.dataset import Dataset
-    from bat.importers.kerneltuner import write_cache
+    from bat.core.dataset import Dataset
+    from bat.formats.kerneltuner import write_cache
     from bat.registry import find_dataset
 
     return write_cache(Dataset.load(find_dataset(BENCH, GPU).path), folder / f"{BENCH}_{GPU}.json")
@@ -55,7 +55,7 @@ class Peer:
     def __init__(self, cache: Path) -> None:
         import json
 
-        from bat.benchmark import load_benchmark
+        from bat.core.benchmark import load_benchmark
 
         space = load_benchmark(BENCH).space
         env = {**space.problem_size, **space.constants}
@@ -87,14 +87,14 @@ class Ours:
     """``kernel_tuner:STRATEGY`` through run_tuner on the replay target."""
 
     def __init__(self) -> None:
-        from bat.targets import replay_target
+        from bat.run.targets import replay_target
 
         self.target = replay_target(BENCH, GPU)
 
     def run(self, strategy: str, budget: int, seed: int) -> int:
-        from bat.driver import run_tuner
-        from bat.problem import Budget
+        from bat.core.problem import Budget
         from bat.registry import make_tuner
+        from bat.run.driver import run_tuner
 
         result = run_tuner(make_tuner(f"kernel_tuner:{strategy}"), self.target, budget=Budget(max_evals=budget),
                            seed=seed)

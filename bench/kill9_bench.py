@@ -75,7 +75,7 @@ def session_members(sid: int) -> list[int]:
 
 def left_behind(proc: subprocess.Popen, tmp: Path, grace: float) -> tuple[int, int]:
     """(processes, scratch folders) still there ``grace`` seconds after the kill."""
-    from bat.lifetime import tagged_pids
+    from bat.core.lifetime import tagged_pids
 
     time.sleep(grace)
     tags = [p.name + "/" for p in tmp.glob("bat-command-*")]
@@ -141,7 +141,7 @@ def journal_lines(path: Path) -> int:
 
 
 def dataset_rows(path: Path) -> list[tuple]:
-    from bat.dataset import Dataset
+    from bat.core.dataset import Dataset
 
     frame = Dataset.load(path).frame
     return [tuple(r) for r in frame[PARAMETERS].itertuples(index=False)]
@@ -169,7 +169,7 @@ def record_trial(reference: list[tuple], total: int, work: Path, rng: random.Ran
     bat([*RECORD, "-o", str(out), "--resume"], env)
     rows = dataset_rows(out)
     counts, ref = Counter(rows), Counter(reference)
-    from bat.dataset import Dataset
+    from bat.core.dataset import Dataset
 
     frame = Dataset.load(out).frame
     final = {json.dumps({k: r[k] for k in PARAMETERS}, sort_keys=True): r
@@ -186,7 +186,7 @@ def record_trial(reference: list[tuple], total: int, work: Path, rng: random.Ran
 
 # -- run -------------------------------------------------------------------------------------
 def evaluated_rows(trace: Path) -> list[tuple]:
-    from bat.trace import read_trace
+    from bat.core.trace import read_trace
 
     frame, _ = read_trace(trace)
     frame = frame[frame["kind"] == "evaluated"]

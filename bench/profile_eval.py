@@ -28,12 +28,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from bat.dataset import Dataset
-from bat.driver import run_tuner
-from bat.problem import Budget
+from bat.core.dataset import Dataset
+from bat.core.problem import Budget
 from bat.registry import find_dataset
-from bat.targets import replay_target
-from tuner_adapters.profile.search import ProfileSearch
+from bat.run.driver import run_tuner
+from bat.run.targets import replay_target
+from bat.tuner_adapters.profile.search import ProfileSearch
 
 THRESHOLDS = (1.05, 1.1, 1.2)
 #: evaluations an online search gets (refitting the model each step makes a whole-space search slow)

@@ -18,12 +18,12 @@ import time
 
 import numpy as np
 
-from bat.counters.metrics import METRICS
-from bat.dataset import Dataset
+from bat.core.counters import METRICS
+from bat.core.dataset import Dataset
+from bat.core.spacefile import space_from_dict
 from bat.registry import find_dataset
-from bat.spacefile import space_from_dict
-from tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
-from tuner_adapters.profile.sources import reacted_matrix, short_columns
+from bat.tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
+from bat.tuner_adapters.profile.sources import reacted_matrix, short_columns
 
 N = 100_000
 REPEATS = 50

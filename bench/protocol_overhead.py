@@ -2,7 +2,7 @@
 
 On the replayed GEMM data, the C++ example (bat/protocol/cpp/example_tuner.cpp,
 built here with g++ -O2) runs against its in-process twin
-(tuner_adapters.portable_search.PortableSearch) with the same seed; both make
+(bat.tuner_adapters.portable_search.PortableSearch) with the same seed; both make
 the same evaluations (the traces are checked to be equal), so the difference
 in wall time is what the protocol costs: process start, pipes, JSON both
 ways, the server's checks. Runs alternate between the two, ``--repeats``
@@ -31,11 +31,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from bat.driver import RunResult, run_tuner
-from bat.problem import Budget
+from bat.core.problem import Budget
 from bat.registry import make_tuner
-from bat.targets import Target, replay_target
-from tuner_adapters.portable_search import PortableSearch
+from bat.run.driver import RunResult, run_tuner
+from bat.run.targets import Target, replay_target
+from bat.tuner_adapters.portable_search import PortableSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = (("random", ""), ("local", ""), ("random", " --single"), ("local", " --single"))

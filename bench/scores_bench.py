@@ -1,12 +1,12 @@
 """Benchmark of the exact random-search forms and of what the new report steps cost; not a test.
 
 1. Convergence of random search on one dataset at the METHODS.md budgets:
-   the exact median and mean with the exact band (``analysis.convergence``)
+   the exact median and mean with the exact band (``bat.analysis.convergence``)
    against the Monte-Carlo estimate the spec describes (100 repeated random
    searches), in the same process; prints both times, the ratio and the
    largest difference between the Monte-Carlo median and the exact one.
 2. The hypergeometric "none of the k best drawn" vector for every k:
-   ``analysis.convergence.none_drawn`` (gammaln) against
+   ``bat.analysis.convergence.none_drawn`` (gammaln) against
    ``scipy.stats.hypergeom.pmf``; both times, the ratio, the largest difference.
 3. ``analyze_benchmark`` (no CatBoost) on one benchmark: wall time per step
    (from its progress callback), so the share of the data checks, the
@@ -27,9 +27,9 @@ import numpy as np
 
 
 def convergence(path: str) -> None:
-    from analysis.convergence import default_budgets, random_search_curve, sampled_random_relative_performance
-    from analysis.data import ok_times
-    from bat.dataset import Dataset
+    from bat.analysis.convergence import default_budgets, random_search_curve, sampled_random_relative_performance
+    from bat.analysis.data import ok_times
+    from bat.core.dataset import Dataset
 
     times = ok_times(Dataset.load(path))
     budgets = default_budgets(len(times))
@@ -50,7 +50,7 @@ def convergence(path: str) -> None:
 def hypergeometric(n_total: int = 17956, draws: int = 100) -> None:
     from scipy.stats import hypergeom
 
-    from analysis.convergence import none_drawn
+    from bat.analysis.convergence import none_drawn
 
     k = np.arange(n_total + 1)
     none_drawn(10, k[:5], 2)
@@ -66,8 +66,8 @@ def hypergeometric(n_total: int = 17956, draws: int = 100) -> None:
 
 
 def report_steps(benchmark: str) -> None:
-    from analysis.data import load_benchmark_data
-    from analysis.report import AnalyzeSettings, analyze_benchmark
+    from bat.analysis.data import load_benchmark_data
+    from bat.analysis.report import AnalyzeSettings, analyze_benchmark
 
     data = load_benchmark_data(benchmark)
     marks: list[tuple[str, float]] = []

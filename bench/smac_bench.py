@@ -4,9 +4,9 @@ Peer: ``HyperparameterOptimizationFacade`` as SMAC builds it by default
 (random forest of 10 trees on all cores, BLAS on all cores, a refit after
 every 8 proposals, the process's allocator as it is), driven by ask/tell on
 our Problem with the same ConfigSpace (constraints as forbidden clauses,
-``tuner_adapters.smac_space``) and the same seed. Both sides get the
+``bat.tuner_adapters.smac_space``) and the same seed. Both sides get the
 facade's own acquisition maximizer with its local search's start points in
-a fixed order (``tuner_adapters.hash_order``, the adapter's determinism
+a fixed order (``bat.tuner_adapters.hash_order``, the adapter's determinism
 fix: it orders what SMAC would visit in hash order and costs nothing), so
 that both propose the same trials. Ours: ``smac`` (the
 settings listed in ``SmacTuner``'s docstring). Both run 200 evaluations of
@@ -40,9 +40,9 @@ from datetime import date
 
 import numpy as np
 
-from bat.dataset import Status
-from bat.problem import Problem
-from bat.tuner import Tuner, library_seed
+from bat.core.dataset import Status
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner, library_seed
 
 
 class DefaultHpoFacade(Tuner):
@@ -54,9 +54,9 @@ class DefaultHpoFacade(Tuner):
         from smac.runhistory.dataclasses import TrialValue
         from smac.runhistory.enumerations import StatusType
 
-        from tuner_adapters.hash_order import smac_maximizer
-        from tuner_adapters.smac_space import configuration_space
-        from tuner_adapters.smac_tuner import CRASH_COST
+        from bat.tuner_adapters.hash_order import smac_maximizer
+        from bat.tuner_adapters.smac_space import configuration_space
+        from bat.tuner_adapters.smac_tuner import CRASH_COST
 
         space, seed = problem.space, library_seed(rng)
         cs, _ = configuration_space(space, seed)
@@ -82,10 +82,10 @@ def _unused(config: object, seed: int = 0) -> float:
 
 
 def child(side: str, evals: int, options: list[str]) -> None:
-    from bat.driver import run_tuner
-    from bat.problem import Budget
+    from bat.core.problem import Budget
     from bat.registry import make_tuner
-    from bat.targets import replay_target
+    from bat.run.driver import run_tuner
+    from bat.run.targets import replay_target
 
     target = replay_target("gemm", "RTX_3090")
     tuner = make_tuner("smac", options) if side == "ours" else DefaultHpoFacade()

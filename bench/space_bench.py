@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bat.benchmark import load_benchmark
-from bat.spacefile import space_from_dict
+from bat.core.benchmark import load_benchmark
+from bat.core.spacefile import space_from_dict
 
 
 def ours_gemm(raw: dict) -> int:

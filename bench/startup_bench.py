@@ -30,8 +30,8 @@ from pathlib import Path
 KERNEL_TUNER_GEMM = """
 import re, sys
 from kernel_tuner.searchspace import Searchspace
-from bat.spacefile import read_space_json
-from bat.benchmark import benchmark_path
+from bat.core.spacefile import read_space_json
+from bat.core.benchmark import benchmark_path
 raw = read_space_json(benchmark_path("gemm"))
 env = {**raw["problem_size"], **raw.get("constants", {})}
 restrictions = []

@@ -20,11 +20,11 @@ from datetime import date
 
 import numpy as np
 
-from bat.driver import run_tuner
-from bat.problem import Budget
-from bat.targets import Target, replay_target
-from bat.tuner import library_seed
-from tuner_adapters.optuna_tuner import OptunaTuner
+from bat.core.problem import Budget
+from bat.core.tuner import library_seed
+from bat.run.driver import run_tuner
+from bat.run.targets import Target, replay_target
+from bat.tuner_adapters.optuna_tuner import OptunaTuner
 
 
 def _timed(fn) -> float:

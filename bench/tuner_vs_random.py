@@ -29,11 +29,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bat.driver import run_tuner
-from bat.errors import BatError
-from bat.problem import Budget
+from bat.core.errors import BatError
+from bat.core.problem import Budget
 from bat.registry import DEFAULT_GPU, tuner_names
-from bat.targets import Target, replay_target
+from bat.run.driver import run_tuner
+from bat.run.targets import Target, replay_target
 
 CHECKPOINTS = (25, 100, 400)
 BENCHMARKS = ("gemm", "convolution", "pnpoly")

@@ -2,5 +2,5 @@
 
 Registered as ``shipped`` in the ``bat.datasets`` entry-point group, so an
 installed wheel finds them through the package; imports and recordings go
-to the user's data folder instead (bat.userdata).
+to the user's data folder instead (bat.core.userdata).
 """

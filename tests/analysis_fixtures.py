@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from analysis.data import BenchmarkData, load_benchmark_data
+from bat.analysis.data import BenchmarkData, load_benchmark_data
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "bat2-kerneltuner"
 GPU_FILES = ("RTX_2080_Ti", "RTX_3060_laptop", "RTX_3090", "RTX_Titan")

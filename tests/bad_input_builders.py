@@ -46,7 +46,7 @@ def run_command(**changes: Any) -> str:
 def dataset(change: Callable[[Any], Any]) -> Builder:
     """A copy of the pnpoly RTX 3090 dataset with ``change(dataset)`` applied."""
     def build(path: Path) -> None:
-        from bat.dataset import Dataset
+        from bat.core.dataset import Dataset
 
         ds = Dataset.load(PNPOLY_DATA)
         change(ds)
@@ -67,8 +67,8 @@ def cache(change: Callable[[dict[str, Any]], Any] = lambda c: None, *, gz: bool 
           truncate: int | None = None) -> Builder:
     """The pnpoly data as a Kernel Tuner cache, changed, optionally gzip-compressed and cut short."""
     def build(path: Path) -> None:
-        from bat.dataset import Dataset
-        from bat.importers.kerneltuner import to_cache
+        from bat.core.dataset import Dataset
+        from bat.formats.kerneltuner import to_cache
 
         raw = to_cache(Dataset.load(PNPOLY_DATA))
         raw["cache"] = dict(list(raw["cache"].items())[:20])
@@ -82,8 +82,8 @@ def cache(change: Callable[[dict[str, Any]], Any] = lambda c: None, *, gz: bool 
 
 def t4(change: Callable[[dict[str, Any]], Any]) -> Builder:
     def build(path: Path) -> None:
-        from bat.dataset import Dataset
-        from bat.importers.t4 import to_t4
+        from bat.core.dataset import Dataset
+        from bat.formats.t4 import to_t4
 
         raw = to_t4(Dataset.load(PNPOLY_DATA))
         raw["results"] = raw["results"][:20]
@@ -95,8 +95,8 @@ def t4(change: Callable[[dict[str, Any]], Any]) -> Builder:
 def ktt(change: Callable[[dict[str, Any]], Any]) -> Builder:
     def build(path: Path) -> None:
         src = ROOT / "results" / "ktt-coulomb" / "coulomb_RTX_2080_Ti.parquet"
-        from bat.dataset import Dataset
-        from bat.importers.ktt import to_ktt
+        from bat.core.dataset import Dataset
+        from bat.formats.ktt import to_ktt
 
         raw = to_ktt(Dataset.load(src))
         raw["Results"] = raw["Results"][:10]

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.problem import Problem
-from bat.tuner import ExpectedFailure, Tuner
-from tuner_adapters.reference.random_search import RandomSearch
+from bat.core.problem import Problem
+from bat.core.tuner import ExpectedFailure, Tuner
+from bat.tuner_adapters.reference.random_search import RandomSearch
 
 
 @dataclass(kw_only=True)

@@ -3,7 +3,7 @@
 ``tests/fixtures/published/`` holds copies of published files in their
 original formats (see its PROVENANCE.md); tests read the imported datasets
 from ``results/``. A missing file is a failure, never a skip. Compile results
-are cached by source hash (bat.nvrtc) for every test, xdist worker and later run.
+are cached by source hash (bat.toolchain.nvrtc) for every test, xdist worker and later run.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile results are shared by tests, xdist workers and later runs (bat.nvrtc's cache)."""
+    """Compile results are shared by tests, xdist workers and later runs (bat.toolchain.nvrtc's cache)."""
     if getattr(config, "cache", None) is not None:
         os.environ.setdefault("BAT_NVRTC_CACHE", str(config.cache.mkdir("bat-nvrtc")))
 

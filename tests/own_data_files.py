@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bat.dataset import Dataset, DatasetMeta
-from bat.importers.kerneltuner import to_cache
-from bat.importers.ktt import to_ktt
+from bat.core.dataset import Dataset, DatasetMeta
+from bat.formats.kerneltuner import to_cache
+from bat.formats.ktt import to_ktt
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "results" / "bat2-kerneltuner" / "pnpoly_RTX_3090.parquet"

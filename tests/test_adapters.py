@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from bat.problem import Budget, Problem
+from bat.core.problem import Budget, Problem
 from bat.registry import make_tuner, tuner_entry, tuner_names
 from bat.testing.synthetic import FakeBackend, constrained_space
-from tuner_adapters.kernel_tuner_tuner import STRATEGIES, KernelTunerStrategy
+from bat.tuner_adapters.kernel_tuner_tuner import STRATEGIES, KernelTunerStrategy
 
 REQUIRED_KT = ("random_sample", "genetic_algorithm", "simulated_annealing", "dual_annealing", "greedy_ils",
                "bayes_opt", "pso", "firefly_algorithm", "diff_evo", "mls", "brute_force")
@@ -77,7 +77,7 @@ def test_optuna_rejected_proposals_are_counted_not_charged() -> None:
 
 
 def test_smac_options_are_validated() -> None:
-    from tuner_adapters.smac_tuner import SmacTuner
+    from bat.tuner_adapters.smac_tuner import SmacTuner
 
     with pytest.raises(ValueError, match="facade"):
         SmacTuner(facade="nope")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from analysis_fixtures import bat2
 
-from analysis.centrality import (
+from bat.analysis.centrality import (
     INVALID_FITNESS,
     build_graph,
     dataset_centrality,
@@ -16,9 +16,9 @@ from analysis.centrality import (
     local_minima,
     proportion_of_centrality,
 )
-from analysis.ffg import FitnessFlowGraph
-from analysis.ffg_reference import reference_pagerank
-from bat.errors import ConvergenceError
+from bat.analysis.ffg import FitnessFlowGraph
+from bat.analysis.ffg_reference import reference_pagerank
+from bat.core.errors import ConvergenceError
 
 
 def _landscape(shape, seed):

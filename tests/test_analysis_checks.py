@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.checks import Peer, check_dataset, registry_peers
-from analysis.noise import noise_set
+from bat.analysis.checks import Peer, check_dataset, registry_peers
+from bat.analysis.noise import noise_set
 from bat.cli import main
-from bat.dataset import Dataset, DatasetMeta, make_frame
+from bat.core.dataset import Dataset, DatasetMeta, make_frame
+from bat.core.spacefile import space_from_dict
 from bat.registry import find_dataset
-from bat.spacefile import space_from_dict
 
 SPACE = space_from_dict({"name": "toy", "parameters": [{"name": "x", "values": [1, 2, 3, 4, 5, 6]}],
                          "constraints": [{"expr": "x != 6", "why": "test"}], "problem_size": {}})

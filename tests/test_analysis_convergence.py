@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.convergence import (
+from bat.analysis.convergence import (
     evaluations_to_reach,
     expected_random_relative_performance,
     random_relative_performance,
@@ -18,7 +18,7 @@ from analysis.convergence import (
     trace_curve,
     trace_evaluations_to_reach,
 )
-from bat.errors import UnknownNameError
+from bat.core.errors import UnknownNameError
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_trace_curve_mean_and_reach():
 def test_best_rank_cdf_is_the_hypergeometric_probability():
     from scipy.stats import hypergeom
 
-    from analysis.convergence import best_rank_cdf
+    from bat.analysis.convergence import best_rank_cdf
 
     for n_total, n in ((9, 1), (9, 4), (500, 37), (4000, 400)):
         want = 1.0 - hypergeom.pmf(0, n_total, np.arange(n_total + 1), n)

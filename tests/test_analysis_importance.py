@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from analysis_fixtures import bat2
 
-from analysis.centrality import INVALID_FITNESS
-from analysis.importance import permutation_importance, reduced_parameters
-from analysis.model import ModelSettings
-from analysis.sizes import projected_count, size_row
-from analysis.surrogate import surrogate_fitness
+from bat.analysis.centrality import INVALID_FITNESS
+from bat.analysis.importance import permutation_importance, reduced_parameters
+from bat.analysis.model import ModelSettings
+from bat.analysis.sizes import projected_count, size_row
+from bat.analysis.surrogate import surrogate_fitness
 
 SMALL = ModelSettings(iterations=40, depth=4, thread_count=2, folds=3)
 

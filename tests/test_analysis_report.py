@@ -10,7 +10,7 @@ import pytest
 from analysis_fixtures import bat2
 
 from bat.cli import main
-from bat.trace import write_trace
+from bat.core.trace import write_trace
 
 
 def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
@@ -89,8 +89,8 @@ def test_analyze_rejects_unknown_variant(capsys):
 
 
 def test_a_single_gpu_benchmark_gets_no_portability_figure(tmp_path, monkeypatch):
-    from analysis.data import load_benchmark_data
-    from analysis.report import AnalyzeSettings, analyze_benchmark
+    from bat.analysis.data import load_benchmark_data
+    from bat.analysis.report import AnalyzeSettings, analyze_benchmark
 
     data = load_benchmark_data("coulomb")
     assert len(data.gpus) == 1

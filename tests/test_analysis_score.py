@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.compare.assess import analyse
-from analysis.compare.campaign import Campaign, TunerSpec
-from analysis.compare.execute import run_campaign
-from analysis.compare.report import write_outputs
-from analysis.ecdf import Ladder, ecdf, random_ecdf_evaluations
-from analysis.score import RunCurve, run_curve, score_runs, target_baseline
-from bat.dataset import Dataset, DatasetMeta, make_frame
-from bat.spacefile import space_from_dict
+from bat.analysis.compare.assess import analyse
+from bat.analysis.compare.campaign import Campaign, TunerSpec
+from bat.analysis.compare.execute import run_campaign
+from bat.analysis.compare.report import write_outputs
+from bat.analysis.ecdf import Ladder, ecdf, random_ecdf_evaluations
+from bat.analysis.score import RunCurve, run_curve, score_runs, target_baseline
+from bat.core.dataset import Dataset, DatasetMeta, make_frame
+from bat.core.spacefile import space_from_dict
 
 SPACE = space_from_dict({"name": "toy", "parameters": [{"name": "x", "values": list(range(8))}],
                          "constraints": [{"expr": "x != 7", "why": "test"}], "problem_size": {}})
@@ -121,7 +121,7 @@ def test_the_crippled_tuner_scores_below_zero(campaign_out):
 
 def test_uniform_random_search_is_centred_on_zero_on_both_axes():
     """4000 simulated uniform random-search runs on a real target: the mean score is 0 within 4 standard errors."""
-    from bat.targets import replay_target
+    from bat.run.targets import replay_target
 
     target = replay_target(*GE)
     base = target_baseline(target.dataset, target.space)

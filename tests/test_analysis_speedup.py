@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from analysis_fixtures import bat2
 
-from analysis import published
-from analysis.portability import portability_matrix
-from analysis.speedup import max_speedup_over_median
-from bat.dataset import Dataset, DatasetMeta, make_frame
-from bat.errors import UnknownNameError
+from bat.analysis import published
+from bat.analysis.portability import portability_matrix
+from bat.analysis.speedup import max_speedup_over_median
+from bat.core.dataset import Dataset, DatasetMeta, make_frame
+from bat.core.errors import UnknownNameError
 
 
 @pytest.mark.parametrize("benchmark", ["convolution", "pnpoly"])

@@ -1,28 +1,36 @@
-"""The dependency rules of docs/DESIGN.md, checked on the real import graph (grimp) of every package.
+"""The dependency rules of docs/DESIGN.md, checked on the real import graph (grimp) of the ``bat`` namespace.
 
-Layers, lowest first; a module may import its own layer and the ones its
-rule allows, nothing else:
+A layer is a folder of ``bat/``: a module's layer is where it is placed, so a
+new module is checked by its folder, and a module placed directly in ``bat/``
+(outside every layer folder) fails. Layers, lowest first; a module may import
+its own layer and the ones its rule allows, nothing else:
 
-- core: spaces, expressions, benchmarks, datasets and importers, the problem,
-  traces, the tuner, backend and kernel-runner contracts, registries, errors,
-  the battery (``bat.testing``), the tuner protocol (``bat.protocol``);
-- toolchain: NVRTC, compile pools, ptxas parsing, ncu;
-- backends: replay, command, live (depend on core and toolchain only);
-- wiring: targets, the run driver, recording;
-- adapters (``tuner_adapters``) and benchmark runners (``benchmarks``): core only;
-- analysis: core only; the campaign engine (``analysis.compare``): core,
-  wiring and analysis;
+- core (``bat/core``): spaces, expressions, benchmarks, datasets, the problem,
+  traces, the tuner and kernel-runner contracts, errors and file primitives;
+- formats (``bat/formats``): other tools' files (T1, Kernel Tuner, T4, KTT);
+- toolchain (``bat/toolchain``): NVRTC, compile pools, ptxas parsing, ncu;
+- backends (``bat/backends``): replay, command, live, emulated;
+- registry (``bat/registry``): tuners, backends and datasets by name;
+- testing (``bat/testing``): the tuner battery;
+- protocol (``bat/protocol``): the ask/tell protocol, its server and clients;
+- run (``bat/run``): targets, the run driver, recording;
+- tuner_adapters, benchmarks, analysis (``bat/<name>``, links to the top-level
+  folders of the same name); the campaign engine (``bat/analysis/compare``)
+  also uses the run wiring;
 - cli and the public facade (``bat/__init__``): anything.
 
 The core imports no tuning, analysis or device library. No import cycle
-exists anywhere. Across packages only public names are imported. The rules
-are data (``LAYERS``, ``ALLOWED``, ``FORBIDDEN_EXTERNAL``); the last tests
-feed them the violations this project once had, to show each is caught.
+exists anywhere. Across layers only public names are imported. Nothing
+imports the top-level folders by their own names (``analysis.x``): that would
+load a second copy of a module beside ``bat.analysis.x``. The rules are data
+(``ALLOWED``, ``FORBIDDEN_EXTERNAL``); the last tests feed them violations to
+show each is caught.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import grimp
@@ -30,74 +38,76 @@ import networkx as nx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("bat", "analysis", "tuner_adapters", "benchmarks")
+#: top-level folders of the repository that are linked into the namespace as bat/<name>
+LINKED = ("analysis", "benchmarks", "tuner_adapters", "results")
 
-#: layer -> module prefixes (the longest matching prefix decides)
-LAYERS: dict[str, tuple[str, ...]] = {
-    "core": ("bat.errors", "bat.atomic", "bat.locking", "bat.lifetime", "bat.arithmetic",
-             "bat.expressions", "bat.space", "bat.constraint_groups", "bat.spacefile",
-             "bat.commandspec", "bat.benchmark", "bat.costs", "bat.dataset", "bat.importers", "bat.problem",
-             "bat.trace", "bat.tuner", "bat.kernel", "bat.registry", "bat.counters", "bat.counters.metrics",
-             "bat.testing", "bat.gpus", "bat.schemas", "bat.protocol", "bat.t1", "bat.userdata"),
-    "toolchain": ("bat.nvrtc", "bat.compiling", "bat.resources", "bat.counters.ncu", "bat.counters.profiler"),
-    "backends": ("bat.backends",),
-    "wiring": ("bat.targets", "bat.driver", "bat.recording", "bat.profile_one"),
-    "cli": ("bat.cli",),
-    "facade": ("bat",),
-    "adapters": ("tuner_adapters",),
-    "benchmarks": ("benchmarks",),
-    "analysis": ("analysis",),
-    "campaign": ("analysis.compare",),
-}
-#: layer -> layers it may import
+#: layer -> layers it may import (a layer is a folder of bat/; "analysis/compare" is nested)
 ALLOWED: dict[str, frozenset[str]] = {
     "core": frozenset({"core"}),
+    "formats": frozenset({"core", "formats"}),
     "toolchain": frozenset({"core", "toolchain"}),
     "backends": frozenset({"core", "toolchain", "backends"}),
-    "wiring": frozenset({"core", "toolchain", "backends", "wiring"}),
-    "adapters": frozenset({"core", "adapters"}),
+    "registry": frozenset({"core", "registry"}),
+    "testing": frozenset({"core", "testing"}),
+    "protocol": frozenset({"core", "registry", "protocol"}),
+    "run": frozenset({"core", "formats", "toolchain", "backends", "registry", "run"}),
+    "tuner_adapters": frozenset({"core", "registry", "protocol", "tuner_adapters"}),
     "benchmarks": frozenset({"core", "benchmarks"}),
-    "analysis": frozenset({"core", "analysis"}),
-    "campaign": frozenset({"core", "wiring", "analysis", "campaign"}),
-    "cli": frozenset(LAYERS),
-    "facade": frozenset(LAYERS),
+    "analysis": frozenset({"core", "registry", "analysis"}),
+    "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
 }
+ANYTHING = ("cli", "facade")
 #: third-party packages a layer must never import
 TUNING = frozenset({"optuna", "smac", "ConfigSpace", "kernel_tuner", "cmaes", "sklearn", "torch"})
 ANALYSIS = frozenset({"scipy", "matplotlib", "networkx", "catboost", "distributed", "dask"})
 DEVICE = frozenset({"cupy", "cuda"})
 FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "core": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
+    "formats": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
+    "registry": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
+    "testing": ANALYSIS | DEVICE | {"typer", "click"},
+    "protocol": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "toolchain": TUNING | ANALYSIS,
     "backends": TUNING | ANALYSIS,
-    "wiring": TUNING | ANALYSIS,
+    "run": TUNING | ANALYSIS,
     "benchmarks": TUNING | ANALYSIS | DEVICE,
     "analysis": TUNING - {"sklearn"} | DEVICE,
-    "adapters": ANALYSIS - {"scipy"} | DEVICE,
+    "tuner_adapters": ANALYSIS - {"scipy"} | DEVICE,
 }
+LAYERS = (*ALLOWED, *ANYTHING)
 
 
 def layer_of(module: str) -> str | None:
-    """The layer of ``module`` (longest matching prefix), None for third-party modules."""
-    best, length = None, -1
-    for layer, prefixes in LAYERS.items():
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
-                best, length = layer, len(prefix)
-    return best
+    """The layer of one of our modules: the folder of bat/ it is placed in; None for third-party modules.
+
+    A module placed directly in bat/ (``bat.foo``) gets the layer ``foo``, which no rule knows.
+    """
+    parts = module.split(".")
+    if parts[0] != "bat":
+        return None
+    if len(parts) == 1:
+        return "facade"
+    if parts[1:3] == ["analysis", "compare"]:
+        return "analysis/compare"
+    return parts[1]
 
 
 def violations(edges: list[tuple[str, str]]) -> list[str]:
-    """Every edge (importer, imported) that breaks a layer or external-package rule."""
+    """Every edge (importer, imported) that breaks a layer, placement or external-package rule."""
     out = []
     for importer, imported in edges:
         source, target = layer_of(importer), layer_of(imported)
-        if source is None:
+        if source is None or source in ANYTHING:
             continue
-        if target is None:
-            if imported.split(".")[0] in FORBIDDEN_EXTERNAL.get(source, ()):
+        if source not in ALLOWED:
+            out.append(f"{importer} is in no layer folder")
+        elif target is None:
+            top = imported.split(".")[0]
+            if top in FORBIDDEN_EXTERNAL.get(source, ()):
                 out.append(f"{importer} ({source}) imports {imported}")
-        elif target not in ALLOWED[source]:
+            elif top in LINKED:
+                out.append(f"{importer} imports {imported} by its folder's name (use bat.{imported})")
+        elif target not in ALLOWED[source] and target != source:
             out.append(f"{importer} ({source}) imports {imported} ({target})")
     return out
 
@@ -110,9 +120,21 @@ def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
 
 def import_edges() -> list[tuple[str, str]]:
     """Every import between modules (lazy ones inside functions and TYPE_CHECKING included)."""
-    graph = grimp.build_graph(*PACKAGES, include_external_packages=True, cache_dir=None)
+    graph = grimp.build_graph("bat", include_external_packages=True, cache_dir=None)
     return sorted((m, i) for m in graph.modules if layer_of(m) is not None
                   for i in graph.find_modules_directly_imported_by(m))
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of the namespace (through the links) by dotted name."""
+    out = {}
+    for folder, _, names in os.walk(ROOT / "bat", followlinks=True):
+        rel = Path(folder).relative_to(ROOT)
+        for name in names:
+            if name.endswith(".py"):
+                parts = rel.parts if name == "__init__.py" else (*rel.parts, name[:-3])
+                out[".".join(parts)] = Path(folder) / name
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -120,10 +142,16 @@ def edges() -> list[tuple[str, str]]:
     return import_edges()
 
 
-def test_every_module_has_a_layer(edges) -> None:
-    ours = {m for m, _ in edges} | {i for _, i in edges if i.split(".")[0] in PACKAGES}
-    assert all(layer_of(m) for m in ours)
-    assert {"bat.space", "bat.backends.replay", "bat.driver", "analysis.compare.campaign"} <= ours
+def test_every_module_is_in_a_layer_folder(edges) -> None:
+    ours = {m for m, _ in edges} | {i for _, i in edges if layer_of(i)}
+    assert sorted(m for m in ours if layer_of(m) not in LAYERS) == []
+    assert {"bat.core.space", "bat.backends.replay", "bat.run.driver", "bat.analysis.compare.campaign"} <= ours
+
+
+def test_the_linked_folders_are_the_top_level_folders() -> None:
+    for name in LINKED:
+        link = ROOT / "bat" / name
+        assert link.is_symlink() and link.resolve() == (ROOT / name).resolve(), name
 
 
 def test_no_layer_imports_what_its_rule_forbids(edges) -> None:
@@ -134,52 +162,45 @@ def test_no_import_cycle(edges) -> None:
     assert cycles(edges) == []
 
 
-def test_only_public_names_cross_package_boundaries() -> None:
-    """``from other.package import _private`` is a leak: the importer depends on internals."""
+def test_only_public_names_cross_layers() -> None:
+    """``from bat.other_layer import _private`` is a leak: the importer depends on internals."""
     leaks = []
-    for package in PACKAGES:
-        for path in (ROOT / package).rglob("*.py"):
-            tree = ast.parse(path.read_text(), str(path))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                    top = node.module.split(".")[0]
-                    if top in PACKAGES and top != package:
-                        leaks += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
-                                  for a in node.names if a.name.startswith("_")]
+    for module, path in module_files().items():
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                    and layer_of(node.module) not in (None, layer_of(module)):
+                leaks += [f"{module}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
     assert leaks == []
 
 
-# -- the rules catch what this project once had ------------------------------------------
-#: the five cycles and upward imports of an earlier version of this tree
-ONCE: list[tuple[str, str]] = [
-    ("bat.registry", "tuner_adapters.catalogue"), ("tuner_adapters.catalogue", "bat.registry"),
-    ("bat.backends.live", "bat.runner"), ("bat.runner", "bat.backends.live"),
-    ("bat.benchmark", "bat.commandspec"), ("bat.commandspec", "bat.benchmark"),
-    ("bat.backends.command_record", "bat.record"), ("bat.backends.live", "bat.record"),
-    ("bat.compare.assess", "analysis.convergence"), ("bat.compare.plots", "analysis.convergence"),
+# -- the rules catch what they are for -----------------------------------------------------
+#: cycles and upward imports this project once had, at their modules' present places, and misplacements
+WRONG: list[tuple[str, str]] = [
+    ("bat.registry", "bat.tuner_adapters.catalogue"), ("bat.tuner_adapters.catalogue", "bat.registry"),
+    ("bat.backends.live.backend", "bat.run.recording.live"), ("bat.run.recording.live", "bat.backends.live.backend"),
+    ("bat.core.benchmark", "bat.core.commandspec"), ("bat.core.commandspec", "bat.core.benchmark"),
+    ("bat.core.assess", "bat.analysis.convergence"),  # a campaign module placed in the core
+    ("bat.core.journal", "bat.run.recording.engine"),  # a run journal placed in the core
+    ("bat.journal", "bat.core.atomic"),  # a module placed directly in bat/
+    ("bat.analysis.ffg", "analysis.centrality"),  # a top-level folder imported by its own name
 ]
 
 
-def test_the_rules_flag_the_old_upward_imports() -> None:
-    LAYERS["wiring"] += ("bat.runner", "bat.record")  # their old homes, for this check only
-    LAYERS["core"] += ("bat.compare",)
-    try:
-        found = violations(ONCE)
-        assert any("bat.registry (core) imports tuner_adapters.catalogue" in v for v in found)
-        assert any("bat.backends.live (backends) imports bat.runner" in v for v in found)
-        assert any("bat.backends.command_record (backends) imports bat.record" in v for v in found)
-        assert any("bat.backends.live (backends) imports bat.record" in v for v in found)
-        assert any("bat.compare.assess (core) imports analysis.convergence" in v for v in found)
-        assert any("bat.compare.plots (core) imports analysis.convergence" in v for v in found)
-        assert violations([("bat.space", "optuna"), ("bat.problem", "scipy.stats")]) == [
-            "bat.space (core) imports optuna", "bat.problem (core) imports scipy.stats"]
-    finally:
-        LAYERS["wiring"] = LAYERS["wiring"][:-2]
-        LAYERS["core"] = LAYERS["core"][:-1]
+def test_the_rules_flag_modules_in_the_wrong_folder() -> None:
+    found = violations(WRONG)
+    assert "bat.registry (registry) imports bat.tuner_adapters.catalogue (tuner_adapters)" in found
+    assert "bat.backends.live.backend (backends) imports bat.run.recording.live (run)" in found
+    assert "bat.core.assess (core) imports bat.analysis.convergence (analysis)" in found
+    assert "bat.core.journal (core) imports bat.run.recording.engine (run)" in found
+    assert "bat.journal is in no layer folder" in found
+    assert any(v.startswith("bat.analysis.ffg imports analysis.centrality by its folder's name") for v in found)
+    assert violations([("bat.core.space", "optuna"), ("bat.core.problem", "scipy.stats")]) == [
+        "bat.core.space (core) imports optuna", "bat.core.problem (core) imports scipy.stats"]
 
 
-def test_the_rules_flag_the_old_cycles() -> None:
-    found = cycles(ONCE)
-    assert ["bat.registry", "tuner_adapters.catalogue"] in found
-    assert ["bat.backends.live", "bat.runner"] in found
-    assert ["bat.benchmark", "bat.commandspec"] in found
+def test_the_rules_flag_cycles() -> None:
+    found = cycles(WRONG)
+    assert ["bat.registry", "bat.tuner_adapters.catalogue"] in found
+    assert ["bat.backends.live.backend", "bat.run.recording.live"] in found
+    assert ["bat.core.benchmark", "bat.core.commandspec"] in found

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from bat.atomic import check_output, publish, temporary_path, write_text
 from bat.cli import main
-from bat.errors import OutputError
-from bat.userdata import runs_dir
+from bat.core.atomic import check_output, publish, temporary_path, write_text
+from bat.core.errors import OutputError
+from bat.core.userdata import runs_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def test_kill_9_while_writing_leaves_no_torn_file(tmp_path):
     target = tmp_path / "big.bin"
     script = textwrap.dedent(f"""
         import time
-        from bat.atomic import publish
+        from bat.core.atomic import publish
         def slow(tmp):
             with open(tmp, "wb") as fh:
                 fh.write(b"x" * 1000)

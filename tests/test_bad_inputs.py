@@ -19,7 +19,7 @@ from bad_input_builders import ROOT
 from bad_input_cases import CASES, Case
 
 from bat.cli import app, main
-from bat.locking import FolderLock
+from bat.core.locking import FolderLock
 
 #: at least this many rows, across every command and input format (issue 19)
 MINIMUM = 150

@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bat.benchmark import benchmark_names, load_benchmark
-from bat.dataset import Dataset
-from bat.errors import UnknownNameError
+from bat.core.benchmark import benchmark_names, load_benchmark
+from bat.core.dataset import Dataset
+from bat.core.errors import UnknownNameError
 
 DATA = Path(__file__).resolve().parents[1] / "results" / "bat2-kerneltuner"  # the published caches, imported
 CARDINALITY = {"pnpoly": 4092, "nbody": 9408, "convolution": 16896, "gemm": 82944,
@@ -39,7 +39,7 @@ def test_cardinality_and_count(name):
 
 def test_published_counts_that_differ_are_explained_and_reproducible():
     """Hotspot and dedispersion publish the complement of a valid count: the excluded configurations."""
-    from bat.spacefile import variant_space
+    from bat.core.spacefile import variant_space
 
     hotspot = load_benchmark("hotspot")
     kernel_tuner = variant_space(hotspot.raw, "kernel_tuner", str(hotspot.path))

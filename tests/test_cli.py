@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bat.cli import main
-from bat.dataset import Dataset
-from bat.trace import read_trace
+from bat.core.dataset import Dataset
+from bat.core.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from bat.backends.command import command_backend, run_step
-from bat.benchmark import load_benchmark
-from bat.commandspec import parse_command_section, parse_template
-from bat.dataset import Dataset, Status
-from bat.errors import BackendError, SpaceSpecError
-from bat.recording.command import host_id, record_command_benchmark
-from benchmarks.matmul_c.make_reference import reference_text
+from bat.benchmarks.matmul_c.make_reference import reference_text
+from bat.core.benchmark import load_benchmark
+from bat.core.commandspec import parse_command_section, parse_template
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import BackendError, SpaceSpecError
+from bat.run.recording.command import host_id, record_command_benchmark
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler (cc)")
 
@@ -184,7 +184,7 @@ def test_unknown_placeholder_is_rejected_at_load_naming_file_and_key(tmp_path):
         load_benchmark(path)
     assert str(path) in str(err.value) and "command.compile" in str(err.value)
     assert "{TILEX}" in str(err.value)
-    from bat.targets import make_target
+    from bat.run.targets import make_target
 
     with pytest.raises(SpaceSpecError, match="TILEX"):
         make_target(str(path))
@@ -205,7 +205,7 @@ def test_shell_metacharacters_in_values_run_nothing(tmp_path, scratch):
     assert not list(tmp_path.glob("pwned*"))
 
 
-#: every way of handing a placeholder to an interpreter as code (the threat model in bat/commandspec.py)
+#: every way of handing a placeholder to an interpreter as code (the threat model in bat/core/commandspec.py)
 SCRIPT_PLACEHOLDERS = [
     "sh -c 'cc {X}'", "sh -ec 'cc {X}'", "bash -lc 'cc {X}'", "sh -xc 'x {X}'", "sh -c -e 'x {X}'",
     "sh -c -- 'x {X}'", "bash -o pipefail -c 'x {X}'", "bash -eo pipefail -c 'x {X}'", "zsh -c {X}",

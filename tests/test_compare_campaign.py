@@ -17,15 +17,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.compare.assess import analyse
-from analysis.compare.campaign import Campaign, CampaignError, TunerSpec, resolve_targets
-from analysis.compare.execute import plan_chunks, run_campaign, run_cost
-from analysis.compare.report import write_outputs
-from bat.driver import run_tuner
-from bat.errors import BatError, RegistryError, UnknownNameError
-from bat.problem import Budget
+from bat.analysis.compare.assess import analyse
+from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, resolve_targets
+from bat.analysis.compare.execute import plan_chunks, run_campaign, run_cost
+from bat.analysis.compare.report import write_outputs
+from bat.core.errors import BatError, RegistryError, UnknownNameError
+from bat.core.problem import Budget
 from bat.registry import make_tuner, tuner_names
-from bat.targets import replay_target
+from bat.run.driver import run_tuner
+from bat.run.targets import replay_target
 
 PNPOLY = ("pnpoly", "RTX_3090")
 RANDOM = TunerSpec.parse("reference:random")
@@ -44,7 +44,7 @@ def test_tuner_spec_parsing_and_errors() -> None:
     with pytest.raises(UnknownNameError, match="no_such"):
         TunerSpec.parse("no_such").build()
     with pytest.raises(RegistryError, match=r"not a bat\.tuner\.Tuner"):
-        TunerSpec.parse("x=analysis.compare.campaign:Campaign").build()
+        TunerSpec.parse("x=bat.analysis.compare.campaign:Campaign").build()
     with pytest.raises(CampaignError, match="unique"):
         campaign(tuners=(RANDOM, RANDOM))
 
@@ -125,7 +125,7 @@ def test_resume_after_interruption_reuses_finished_runs(tmp_path: Path) -> None:
 
 def test_a_campaign_folder_of_parquet_runs_resumes_from_them(tmp_path: Path) -> None:
     """A folder written before the SQLite store (runs/<run_id>.parquet) is adopted, not run again."""
-    from bat.trace import write_trace
+    from bat.core.trace import write_trace
 
     c = campaign(repeats=2)
     first = run_campaign(c, tmp_path / "new")
@@ -166,8 +166,8 @@ def test_pool_interruption_keeps_finished_chunks_and_resume_matches_a_clean_run(
 KILLED = textwrap.dedent(
     """
     import sys
-    from analysis.compare.campaign import Campaign, TunerSpec
-    from analysis.compare.execute import plan_chunks, run_campaign, run_cost
+    from bat.analysis.compare.campaign import Campaign, TunerSpec
+    from bat.analysis.compare.execute import plan_chunks, run_campaign, run_cost
     c = Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
                  budgets=(200, 400), repeats=int(sys.argv[2]))
     run_campaign(c, sys.argv[1], workers=2)
@@ -263,7 +263,7 @@ def test_dask_local_cluster_runs_the_campaign(tmp_path: Path) -> None:
 
 
 def test_sample_size_study_preset_names_registered_tuners() -> None:
-    from analysis.compare.presets import preset
+    from bat.analysis.compare.presets import preset
     from bat.registry import tuner_names
 
     p = preset("sample-size-study")

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from analysis.compare.assess import analyse
-from analysis.compare.campaign import Campaign, TunerSpec
-from analysis.compare.execute import run_campaign
+from bat.analysis.compare.assess import analyse
+from bat.analysis.compare.campaign import Campaign, TunerSpec
+from bat.analysis.compare.execute import run_campaign
 from bat.cli import main as bat_main
 from bat.registry import tuner_names
 
 COMMON = ["--benchmarks", "pnpoly,gemm", "--gpus", "RTX_3090", "--budgets", "10,20", "--repeats", "8",
           "--no-plots"]
-RANDOM = "mine=tuner_adapters.reference.random_search:RandomSearch"
+RANDOM = "mine=bat.tuner_adapters.reference.random_search:RandomSearch"
 CRIPPLED = "mine=bat.testing.crippled_tuner:FirstValidTuner"
 
 
@@ -65,7 +65,7 @@ def test_gate_passes_a_fair_rerun_with_other_seeds(baseline: Path, tmp_path: Pat
 def test_a_gate_that_compared_no_cell_fails() -> None:
     import pandas as pd
 
-    from analysis.compare.assess import GateResult
+    from bat.analysis.compare.assess import GateResult
 
     empty = GateResult("b.json", 0.05, 0.4, pd.DataFrame(columns=["regressed"]))
     assert not empty.passed

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from analysis.compare.stats import cles, holm, mwu, summary
+from bat.analysis.compare.stats import cles, holm, mwu, summary
 
 
 def test_holm_matches_the_step_down_definition() -> None:
@@ -54,8 +54,8 @@ def test_summary_quartiles() -> None:
 
 def test_exact_random_baseline_counts_failures_as_zero() -> None:
     """The baseline of assess (failures as 1e300 ms) agrees with simulating random search on a mixed set."""
-    from analysis.compare.assess import _FAILED_MS
-    from analysis.convergence import expected_random_relative_performance
+    from bat.analysis.compare.assess import _FAILED_MS
+    from bat.analysis.convergence import expected_random_relative_performance
 
     rng = np.random.default_rng(3)
     ok = rng.uniform(1, 5, size=30)

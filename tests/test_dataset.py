@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bat.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.errors import DatasetError
+from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
+from bat.core.errors import DatasetError
 
 
 def _dataset() -> Dataset:

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from bat.core.trace import read_trace
 from bat.registry import make_tuner, tuner_names
-from bat.trace import read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 #: columns and metadata keys that measure wall-clock time, not what the tuner did

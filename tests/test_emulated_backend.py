@@ -13,10 +13,10 @@ from bat.backends.emulated.build import cache_root, driver_source
 from bat.backends.emulated.device import EmulatedDevice, report
 from bat.backends.emulated.session import EmulatedSession
 from bat.backends.procedure import allocate, check, execute
-from bat.benchmark import load_benchmark
 from bat.cli import main
-from bat.dataset import Status
-from bat.kernel import scalar
+from bat.core.benchmark import load_benchmark
+from bat.core.dataset import Status
+from bat.core.kernel import scalar
 
 
 def session_for(name: str, **options) -> EmulatedSession:
@@ -129,7 +129,7 @@ def test_bat_verify_refuses_a_configuration_outside_the_space(capsys) -> None:
 
 
 def test_bat_run_emulated_records_statuses_and_never_a_time(tmp_path, capsys) -> None:
-    from bat.trace import read_trace
+    from bat.core.trace import read_trace
 
     out = tmp_path / "trace.parquet"
     code = main(["run", "--backend", "emulated", "--tuner", "reference:random", "--benchmark", "pnpoly",
@@ -145,8 +145,8 @@ def test_bat_run_emulated_records_statuses_and_never_a_time(tmp_path, capsys) ->
 
 
 def test_what_cannot_be_emulated_is_refused_in_one_line() -> None:
-    from bat.errors import BackendError
-    from bat.targets import TargetRequest, make_target
+    from bat.core.errors import BackendError
+    from bat.run.targets import TargetRequest, make_target
 
     with pytest.raises(BackendError, match="no CUDA kernel"):
         make_target("coulomb", backend="emulated")

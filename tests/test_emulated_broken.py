@@ -18,8 +18,8 @@ import pytest
 from kernel_configs import CONFIGS
 
 from bat.backends.emulated.session import EmulatedSession
-from bat.benchmark import load_benchmark
-from bat.dataset import Status
+from bat.core.benchmark import load_benchmark
+from bat.core.dataset import Status
 
 ORDER = "depends on the order"
 OVERFLOW = "heap-buffer-overflow"

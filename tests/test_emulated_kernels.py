@@ -18,7 +18,7 @@ import pytest
 
 from bat.backends.emulated.selection import ci_selection
 from bat.backends.emulated.session import EmulatedSession
-from bat.benchmark import load_benchmark
+from bat.core.benchmark import load_benchmark
 
 BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from bat.errors import SpaceSpecError
-from bat.expressions import LAUNCH_FUNCTIONS, parse_expression
+from bat.core.errors import SpaceSpecError
+from bat.core.expressions import LAUNCH_FUNCTIONS, parse_expression
 
 NAMES = {"a", "b", "c", "s"}
 

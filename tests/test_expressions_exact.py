@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bat.arithmetic import MAX_BITS
-from bat.errors import SpaceSpecError
-from bat.expressions import parse_expression
+from bat.core.arithmetic import MAX_BITS
+from bat.core.errors import SpaceSpecError
+from bat.core.expressions import parse_expression
 
 NAMES = ("a", "b", "c")
 EDGES = [0, 1, -1, 2, 2**31, 2**53, 2**53 + 1, -(2**53) - 1, 2**62, 2**63 - 1, -(2**63), 3**39]

@@ -14,8 +14,8 @@ import own_data_files as files
 import pytest
 
 from bat.cli import main
-from bat.importers.t4 import to_t4
-from bat.trace import read_trace
+from bat.core.trace import read_trace
+from bat.formats.t4 import to_t4
 
 
 def _files(shape: str, folder: Path) -> list[str]:

@@ -8,12 +8,12 @@ import json
 import pandas as pd
 import pytest
 
-from bat.benchmark import load_benchmark
-from bat.dataset import Dataset, Status
-from bat.errors import DatasetError, SpaceMismatchError
-from bat.importers import dataset_space, import_file
-from bat.importers.kerneltuner import read_json, to_cache, write_cache
-from bat.importers.t4 import read_t4, to_t4, write_t4
+from bat.core.benchmark import load_benchmark
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import DatasetError, SpaceMismatchError
+from bat.formats.importing import dataset_space, import_file
+from bat.formats.kerneltuner import read_json, to_cache, write_cache
+from bat.formats.t4 import read_t4, to_t4, write_t4
 
 
 def _load(path):

@@ -1,7 +1,7 @@
 """Every benchmark kernel compiles for sm_90 with NVRTC over a stratified sample of its space.
 
 No GPU is needed: NVRTC builds a cubin, so ptxas runs and reports registers,
-shared memory, stack frame and spills (parsed by bat.resources). The sample
+shared memory, stack frame and spills (parsed by bat.toolchain.resources). The sample
 covers every value of every parameter, every combination of the small
 (flag-like) parameters, the smallest and largest blocks, and random valid
 configurations up to 30 per benchmark. Compiles run in a process pool.
@@ -18,8 +18,8 @@ from functools import cache
 import numpy as np
 import pytest
 
-from bat.benchmark import load_benchmark
-from bat.resources import parse_ptxas_log, usage_of
+from bat.core.benchmark import load_benchmark
+from bat.toolchain.resources import parse_ptxas_log, usage_of
 
 BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
 PER_BENCHMARK = 30
@@ -61,7 +61,7 @@ def test_parse_stored_ptxas_log() -> None:
     assert big.constant_bytes == 368 and big.arch == "sm_90"
     assert usages["k"].registers == 32 and usages["k"].shared_bytes == 0
     assert usage_of(STORED_LOG, "k") == usages["k"]
-    from bat.errors import BackendError
+    from bat.core.errors import BackendError
 
     with pytest.raises(BackendError, match="missing"):
         usage_of(STORED_LOG, "missing")
@@ -110,8 +110,8 @@ def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
 
 
 def _compile(job: tuple[str, dict]) -> tuple[str, dict, bool, str, dict, float]:
-    from bat.kernel import load_runner
-    from bat.nvrtc import compile_config
+    from bat.core.kernel import load_runner
+    from bat.toolchain.nvrtc import compile_config
 
     name, config = job
     result = compile_config(load_runner(name), config)
@@ -191,9 +191,9 @@ def test_compile_sample_covers_failures_and_reports_time() -> None:
 
 def test_inspect_config_reports_usage() -> None:
     pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
-    from bat.errors import BackendError
-    from bat.kernel import load_runner
-    from bat.nvrtc import inspect_config
+    from bat.core.errors import BackendError
+    from bat.core.kernel import load_runner
+    from bat.toolchain.nvrtc import inspect_config
 
     config = {"between_method": 0, "block_size_x": 256, "tile_size": 4, "use_method": 1}
     usage = inspect_config(load_runner("pnpoly"), config, size={"n_points": 1000, "n_vertices": 600})

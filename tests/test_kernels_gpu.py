@@ -23,8 +23,8 @@ from bat.backends.emulated.selection import ci_selection  # noqa: E402
 from bat.backends.emulated.session import EmulatedSession  # noqa: E402
 from bat.backends.live.session import LiveSession  # noqa: E402
 from bat.backends.procedure import agreement, check, execute  # noqa: E402
-from bat.benchmark import load_benchmark  # noqa: E402
-from bat.kernel import digest  # noqa: E402
+from bat.core.benchmark import load_benchmark  # noqa: E402
+from bat.core.kernel import digest  # noqa: E402
 
 BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
 

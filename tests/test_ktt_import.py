@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bat.dataset import Dataset
-from bat.errors import DatasetError
-from bat.importers import import_file
-from bat.importers.ktt import read_ktt, to_ktt, write_ktt
-from bat.importers.t4 import write_t4
+from bat.core.dataset import Dataset
+from bat.core.errors import DatasetError
+from bat.formats.importing import import_file
+from bat.formats.ktt import read_ktt, to_ktt, write_ktt
+from bat.formats.t4 import write_t4
 from bat.registry import find_dataset
-from bat.targets import replay_target
+from bat.run.targets import replay_target
 
 COUNTER = "dram__sectors_read.sum"
 

@@ -15,9 +15,9 @@ import pytest
 
 from bat.backends.command import TAIL_BYTES, run_step
 from bat.backends.scratch import PREFIX, sweep_stale
-from bat.errors import FolderInUseError
-from bat.lifetime import tagged_pids
-from bat.locking import FolderLock
+from bat.core.errors import FolderInUseError
+from bat.core.lifetime import tagged_pids
+from bat.core.locking import FolderLock
 
 LINUX = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tags are found through Linux /proc")
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
     from bat.backends.command import command_backend
-    from bat.benchmark import load_benchmark
+    from bat.core.benchmark import load_benchmark
 
     backend = command_backend(load_benchmark(Path(sys.argv[1])))
     print(backend._scratch.path, flush=True)
@@ -103,7 +103,7 @@ def test_a_scratch_folder_without_owner_is_swept_at_the_next_start(tmp_path):
 def test_a_folder_lock_names_its_holder_and_dies_with_it(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from bat.locking import FolderLock
+        from bat.core.locking import FolderLock
         FolderLock({str(tmp_path)!r}, "x").acquire()
         print("held", flush=True)
         time.sleep(300)
@@ -123,7 +123,7 @@ def test_a_folder_lock_names_its_holder_and_dies_with_it(tmp_path):
 def test_pool_workers_die_with_their_parent(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import concurrent.futures as cf, multiprocessing, os, time
-        from bat.lifetime import die_with_parent
+        from bat.core.lifetime import die_with_parent
         if __name__ == "__main__":
             pool = cf.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"),
                                           initializer=die_with_parent, initargs=(os.getpid(),))
@@ -147,8 +147,8 @@ def test_pool_workers_die_with_their_parent(tmp_path):
 
 
 def test_a_second_recording_into_one_journal_is_refused(tmp_path):
-    from bat.errors import DatasetError
-    from bat.recording.journal import Journal
+    from bat.core.errors import DatasetError
+    from bat.run.recording.journal import Journal
 
     path = tmp_path / "d.parquet.journal.jsonl"
     first = Journal.create(path, {"benchmark": "x"})
@@ -166,7 +166,7 @@ def test_what_a_configuration_leaves_running_is_killed_when_it_is_done(tmp_path,
     import tempfile
 
     from bat.backends.command import command_backend
-    from bat.benchmark import load_benchmark
+    from bat.core.benchmark import load_benchmark
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     raw = {"name": "daemon", "parameters": [{"name": "S", "values": [1]}], "constraints": [], "problem_size": {},

@@ -10,10 +10,10 @@ from gpu_checks import failures
 
 from bat.backends.emulated.session import EmulatedSession
 from bat.backends.live.device import gpu_available
-from bat.benchmark import benchmark_names, load_benchmark
-from bat.dataset import DatasetMeta, Status
-from bat.recording.engine import RecordPlan, open_journal, run_recording, sample_valid, to_dataset
-from bat.recording.journal import Journal
+from bat.core.benchmark import benchmark_names, load_benchmark
+from bat.core.dataset import DatasetMeta, Status
+from bat.run.recording.engine import RecordPlan, open_journal, run_recording, sample_valid, to_dataset
+from bat.run.recording.journal import Journal
 
 pytestmark = pytest.mark.gpu
 
@@ -35,7 +35,7 @@ def session(request):
 
 
 def _plan(session, n: int, seed: int) -> RecordPlan:
-    from bat.recording.live import provenance_meta
+    from bat.run.recording.live import provenance_meta
 
     work = sample_valid(session.bench.space, min(n, session.bench.space.count_valid()), seed)
     meta = DatasetMeta(**provenance_meta(session))
@@ -68,7 +68,7 @@ def test_record_sample_at_small_size_verifies_and_resumes(session, tmp_path):
 
 def test_live_backend_evaluates_and_reports_compile_errors_as_data(session):
     from bat.backends.live.backend import LiveBackend
-    from bat.compiling import cupy_compiler
+    from bat.toolchain.compiling import cupy_compiler
 
     space = session.bench.space
     config = space.config(space.sample_valid(1, np.random.default_rng(2))[0])
@@ -85,7 +85,7 @@ def test_live_backend_evaluates_and_reports_compile_errors_as_data(session):
 
 
 def test_bat_run_goes_live_on_a_gpu():
-    from bat.targets import make_target
+    from bat.run.targets import make_target
 
     target, how = make_target("gemm")
     assert target.backend.name == "live" and "live" in how

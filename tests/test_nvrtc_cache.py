@@ -1,4 +1,4 @@
-"""bat.nvrtc's compile cache: the same input is compiled once, any change is compiled anew."""
+"""bat.toolchain.nvrtc's compile cache: the same input is compiled once, any change is compiled anew."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bat.kernel import load_runner
-from bat.nvrtc import CACHE_ENV, compile_config
+from bat.core.kernel import load_runner
+from bat.toolchain.nvrtc import CACHE_ENV, compile_config
 
 PNPOLY = {"between_method": 0, "block_size_x": 256, "tile_size": 4, "use_method": 1}
 

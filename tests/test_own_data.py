@@ -19,16 +19,16 @@ from own_data_files import (
 )
 
 from bat.cli import main
-from bat.dataset import Dataset, Status
-from bat.errors import DatasetError, UnsafeNameError
-from bat.importers import import_file
-from bat.importers.kerneltuner import to_cache
-from bat.importers.t4 import to_t4
-from bat.problem import Budget, Problem
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import DatasetError, UnsafeNameError
+from bat.core.problem import Budget, Problem
+from bat.core.trace import read_trace
+from bat.core.userdata import dataset_file
+from bat.formats.importing import import_file
+from bat.formats.kerneltuner import to_cache
+from bat.formats.t4 import to_t4
 from bat.registry import dataset_entries, find_dataset, resolve_dataset
-from bat.targets import TargetRequest, make_target
-from bat.trace import read_trace
-from bat.userdata import dataset_file
+from bat.run.targets import TargetRequest, make_target
 
 PNPOLY = ROOT / "results" / "bat2-kerneltuner" / "pnpoly_RTX_3090.parquet"
 
@@ -340,9 +340,9 @@ def test_analyze_and_compare_take_datasets(tmp_path, capsys):
 
 
 def test_record_never_starts_a_second_dataset_of_a_space_and_gpu_by_default(capsys):
-    from bat.benchmark import load_benchmark
-    from bat.dataset import DatasetMeta, make_frame
-    from bat.recording.command import host_id
+    from bat.core.benchmark import load_benchmark
+    from bat.core.dataset import DatasetMeta, make_frame
+    from bat.run.recording.command import host_id
 
     bench = load_benchmark("matmul_c")
     config = bench.space.config(bench.space.unrank_valid(__import__("numpy").array([0]))[0])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bat.trace import read_trace
+from bat.core.trace import read_trace
 
 PYPROJECT = """\
 [build-system]
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.tuner import Tuner
+from bat.core.tuner import Tuner
 
 
 @dataclass(kw_only=True)

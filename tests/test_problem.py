@@ -8,11 +8,11 @@ import itertools
 import pytest
 
 from bat.backends.replay import ReplayBackend
-from bat.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.errors import BudgetExhaustedError, TunerError
-from bat.problem import Budget, Problem
-from bat.spacefile import space_from_dict
-from bat.trace import TRACE_COLUMNS, TraceRecorder, read_trace
+from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
+from bat.core.errors import BudgetExhaustedError, TunerError
+from bat.core.problem import Budget, Problem
+from bat.core.spacefile import space_from_dict
+from bat.core.trace import TRACE_COLUMNS, TraceRecorder, read_trace
 
 SPACE = {
     "name": "toy",

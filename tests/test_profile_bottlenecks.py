@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
+from bat.tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
 
 CORES = 4352
 

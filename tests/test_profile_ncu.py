@@ -14,9 +14,9 @@ import stat
 
 import pytest
 
-from bat.counters.metrics import METRICS, SPEC_METRICS
-from bat.counters.ncu import collect_counters, parse_ncu_csv
-from bat.errors import BackendError, DatasetError, MissingDependencyError
+from bat.core.counters import METRICS, SPEC_METRICS
+from bat.core.errors import BackendError, DatasetError, MissingDependencyError
+from bat.toolchain.ncu import collect_counters, parse_ncu_csv
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
           '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 from bat.cli import main
-from bat.dataset import Dataset
-from bat.driver import run_tuner
-from bat.errors import TunerError
-from bat.problem import Budget
+from bat.core.dataset import Dataset
+from bat.core.errors import TunerError
+from bat.core.problem import Budget
 from bat.registry import find_dataset
-from bat.targets import replay_target
-from tuner_adapters.profile.bottlenecks import REACTED
-from tuner_adapters.profile.model import MODELLED, CounterModel
-from tuner_adapters.profile.search import ProfileSearch
+from bat.run.driver import run_tuner
+from bat.run.targets import replay_target
+from bat.tuner_adapters.profile.bottlenecks import REACTED
+from bat.tuner_adapters.profile.model import MODELLED, CounterModel
+from bat.tuner_adapters.profile.search import ProfileSearch
 
 
 def run(mode: str, seed: int, budget: int = 40, **kw):
@@ -132,7 +132,7 @@ def test_auto_live_with_no_recorded_counters_learns_online(tmp_path, monkeypatch
 
 def test_online_source_learns_only_from_measured_counters():
     from bat.testing.synthetic import answer, constrained_space, synthetic_threads
-    from tuner_adapters.profile.sources import ONLINE_MIN_ROWS, OnlineSource
+    from bat.tuner_adapters.profile.sources import ONLINE_MIN_ROWS, OnlineSource
 
     space = constrained_space()
     source = OnlineSource(space, synthetic_threads, seed=0, score_limit=10**7, sample_size=10)
@@ -154,7 +154,7 @@ def test_online_source_learns_only_from_measured_counters():
 
 
 def test_a_backend_without_counters_is_a_clear_error_unless_told_to_go_on():
-    from bat.problem import Problem
+    from bat.core.problem import Problem
     from bat.testing.synthetic import FakeBackend, constrained_space
 
     def problem():

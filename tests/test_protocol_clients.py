@@ -17,15 +17,15 @@ import pandas as pd
 import pytest
 
 from bat.cli import main
-from bat.driver import run_tuner
-from bat.errors import TunerError
-from bat.problem import Budget
+from bat.core.errors import TunerError
+from bat.core.problem import Budget
+from bat.core.trace import read_trace
 from bat.protocol.client import Client, ServerError
 from bat.registry import make_tuner
-from bat.targets import Target, replay_target
+from bat.run.driver import run_tuner
+from bat.run.targets import Target, replay_target
 from bat.testing import check_tuner
-from bat.trace import read_trace
-from tuner_adapters.portable_search import PortableSearch
+from bat.tuner_adapters.portable_search import PortableSearch
 
 SERVE = [sys.executable, "-c", "import sys; from bat.cli import main; sys.exit(main(sys.argv[1:]))", "serve"]
 
@@ -84,7 +84,7 @@ def test_a_bat_tuner_behind_exec_passes_the_battery():
 
 def test_the_python_client_twin_gives_the_in_process_trace(gemm):
     budget = Budget(max_evals=60)
-    spec = f"exec:{sys.executable} -m tuner_adapters.portable_search --strategy local"
+    spec = f"exec:{sys.executable} -m bat.tuner_adapters.portable_search --strategy local"
     external = run_tuner(make_tuner(spec), gemm, budget=budget, seed=9)
     twin = run_tuner(PortableSearch(strategy="local"), gemm, budget=budget, seed=9)
     cols = [c for c in twin.trace.columns if c != "tuner_s"]

@@ -15,15 +15,15 @@ import pytest
 from cpp_example import example_binary
 
 from bat.cli import main
-from bat.dataset import Status
-from bat.driver import run_tuner
-from bat.problem import Budget, EvalResult
+from bat.core.dataset import Status
+from bat.core.problem import Budget, EvalResult
+from bat.core.space import Constraint, Parameter, SearchSpace
+from bat.core.trace import read_trace
 from bat.registry import make_tuner
-from bat.space import Constraint, Parameter, SearchSpace
-from bat.targets import Target, replay_target
+from bat.run.driver import run_tuner
+from bat.run.targets import Target, replay_target
 from bat.testing import check_tuner
-from bat.trace import read_trace
-from tuner_adapters.portable_search import PortableSearch
+from bat.tuner_adapters.portable_search import PortableSearch
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_bat_run_passes_arguments_after_the_double_dash(cpp, tmp_path, capsys):
 
 
 def test_a_bad_program_argument_is_a_failed_start(cpp, gemm):
-    from bat.errors import TunerError
+    from bat.core.errors import TunerError
 
     with pytest.raises(TunerError, match="before its hello"):
         run_tuner(make_tuner(f"exec:{cpp} --strategy annealing"), gemm, budget=Budget(max_evals=5))

@@ -20,13 +20,13 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from bat.dataset import Status
-from bat.driver import run_tuner
-from bat.problem import Budget, EvalResult, Problem
+from bat.core.dataset import Status
+from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.space import Parameter, SearchSpace
 from bat.protocol import wire
 from bat.protocol.server import Session, StreamTuner
-from bat.space import Parameter, SearchSpace
-from bat.targets import replay_target
+from bat.run.driver import run_tuner
+from bat.run.targets import replay_target
 
 SCHEMAS = files("bat").joinpath("schemas/protocol/v1")
 SESSION = Path(__file__).parent / "fixtures" / "protocol" / "session_v1.jsonl"

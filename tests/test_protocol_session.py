@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bat.dataset import Status
-from bat.problem import Budget, EvalResult, Problem
+from bat.core.dataset import Status
+from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.space import Constraint, Parameter, SearchSpace
+from bat.core.trace import TRACE_COLUMNS, TraceRecorder
 from bat.protocol.server import Session
-from bat.space import Constraint, Parameter, SearchSpace
-from bat.trace import TRACE_COLUMNS, TraceRecorder
 
 SPACE = SearchSpace("toy", [Parameter("bx", (1, 2, 4, 8)), Parameter("ratio", (0.5, 1.0)),
                             Parameter("layout", ("row", "col"))],
@@ -214,7 +214,7 @@ def test_a_profiled_evaluation_is_passed_on():
 
 
 def test_a_python_client_rebuilds_the_space_and_checks_its_hash():
-    from bat.errors import ProtocolError
+    from bat.core.errors import ProtocolError
     from bat.protocol.hello import budget_from_problem, describe, space_from_problem
 
     problem = describe(Problem(space=SPACE, backend=Toy(), budget=Budget(max_time_s=5.0)), 3)

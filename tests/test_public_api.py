@@ -25,7 +25,7 @@ def test_an_unknown_name_lists_the_api():
 
 
 def test_import_bat_loads_nothing_heavy():
-    code = ("import sys, bat; heavy = [m for m in ('numpy', 'pandas', 'pyarrow', 'analysis', 'bat.problem', "
+    code = ("import sys, bat; heavy = [m for m in ('numpy', 'pandas', 'pyarrow', 'analysis', 'bat.core.problem', "
             "'matplotlib', 'optuna') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -23,12 +23,11 @@ import numpy as np
 import pytest
 
 from bat.backends.replay import ReplayBackend
-from bat.benchmark import load_benchmark
-from bat.compiling import CompileJob, CompileResult, nvrtc_compiler
-from bat.dataset import Dataset, DatasetMeta, Status
-from bat.errors import DatasetError
-from bat.problem import EvalResult
-from bat.recording.engine import (
+from bat.core.benchmark import load_benchmark
+from bat.core.dataset import Dataset, DatasetMeta, Status
+from bat.core.errors import DatasetError
+from bat.core.problem import EvalResult
+from bat.run.recording.engine import (
     RecordPlan,
     WorkList,
     all_valid,
@@ -37,7 +36,8 @@ from bat.recording.engine import (
     sample_valid,
     to_dataset,
 )
-from bat.recording.journal import Journal
+from bat.run.recording.journal import Journal
+from bat.toolchain.compiling import CompileJob, CompileResult, nvrtc_compiler
 
 TESTS = Path(__file__).resolve().parent
 PNPOLY = TESTS.parent / "results" / "bat2-kerneltuner" / "pnpoly_RTX_3090.parquet"  # published, imported
@@ -60,7 +60,7 @@ class ReplayExecutor:
         self.delay_s = delay_s
         self.broken_macro = dict(broken_macro or {})
         self.measured: list[dict] = []
-        from bat.kernel import load_runner
+        from bat.core.kernel import load_runner
 
         self.runner = load_runner("pnpoly")
         bench = load_benchmark("pnpoly")

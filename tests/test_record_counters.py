@@ -24,14 +24,14 @@ from test_record import PNPOLY as PNPOLY_DATA
 from test_record import ReplayExecutor, make_plan
 
 from bat.backends.live.device import gpu_available
-from bat.benchmark import load_benchmark
-from bat.counters.metrics import METRICS, SPEC_METRICS
-from bat.counters.profiler import CounterProfiler, profile_one_command
-from bat.dataset import Dataset, counter_columns
-from bat.errors import BackendError, DatasetError, MissingDependencyError
-from bat.profile_one import parse_object
-from bat.recording.engine import open_journal, run_recording, sample_valid, to_dataset
-from bat.recording.journal import Journal
+from bat.core.benchmark import load_benchmark
+from bat.core.counters import METRICS, SPEC_METRICS
+from bat.core.dataset import Dataset, counter_columns
+from bat.core.errors import BackendError, DatasetError, MissingDependencyError
+from bat.run.profile_one import parse_object
+from bat.run.recording.engine import open_journal, run_recording, sample_valid, to_dataset
+from bat.run.recording.journal import Journal
+from bat.toolchain.profiler import CounterProfiler, profile_one_command
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the stand-in ncu is a POSIX shell script")
 
@@ -72,7 +72,7 @@ PNPOLY = load_benchmark("pnpoly")
 def test_profile_one_command_line():
     small = PNPOLY.size("small")
     cmd = profile_one_command(PNPOLY, CONFIG, size=small, seed=3)
-    assert cmd[:3] == [sys.executable, "-m", "bat.profile_one"]
+    assert cmd[:3] == [sys.executable, "-m", "bat.run.profile_one"]
     args = dict(zip(cmd[3::2], cmd[4::2], strict=True))
     assert args == {"--benchmark": str(PNPOLY.path),
                     "--config": json.dumps(CONFIG, sort_keys=True, separators=(",", ":")),
@@ -86,7 +86,7 @@ def test_profile_one_parses_its_configuration_and_runs_as_a_module():
     assert parse_object(json.dumps(CONFIG), "--config") == CONFIG
     with pytest.raises(BackendError, match="not JSON"):
         parse_object("{block_size_x: 32}", "--config")
-    args = [sys.executable, "-m", "bat.profile_one", "--benchmark", "pnpoly", "--config", "[1]"]
+    args = [sys.executable, "-m", "bat.run.profile_one", "--benchmark", "pnpoly", "--config", "[1]"]
     run = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "must be a JSON object" in run.stderr
 

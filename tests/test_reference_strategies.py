@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bat.problem import Budget, Problem
-from bat.space import Constraint, Parameter, SearchSpace
+from bat.core.problem import Budget, Problem
+from bat.core.space import Constraint, Parameter, SearchSpace
 from bat.testing.synthetic import FakeBackend, constrained_space
-from tuner_adapters.reference.coordinate import CoordinateSearch
-from tuner_adapters.reference.genetic import GeneticAlgorithm
-from tuner_adapters.reference.grid import GridSearch
-from tuner_adapters.reference.nelder_mead import NelderMead, _converged
-from tuner_adapters.reference.shrinking_sample import ShrinkingSample, median, sections
-from tuner_adapters.reference.steps import NearestValid, iter_product
+from bat.tuner_adapters.reference.coordinate import CoordinateSearch
+from bat.tuner_adapters.reference.genetic import GeneticAlgorithm
+from bat.tuner_adapters.reference.grid import GridSearch
+from bat.tuner_adapters.reference.nelder_mead import NelderMead, _converged
+from bat.tuner_adapters.reference.shrinking_sample import ShrinkingSample, median, sections
+from bat.tuner_adapters.reference.steps import NearestValid, iter_product
 
 
 def _problem(space: SearchSpace, n: int) -> tuple[Problem, FakeBackend]:
@@ -38,8 +38,8 @@ class _Bowl:
         return "bowl"
 
     def evaluate(self, config):
-        from bat.dataset import Status
-        from bat.problem import EvalResult
+        from bat.core.dataset import Status
+        from bat.core.problem import EvalResult
 
         self.inner.calls.append(dict(config))
         ms = 1.0 + (config["x"] - self.c[0]) ** 2 + (config["y"] - self.c[1]) ** 2

@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from bat.benchmark import load_benchmark
-from bat.kernel import digest, load_runner
+from bat.core.benchmark import load_benchmark
+from bat.core.kernel import digest, load_runner
 
 BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
 
@@ -103,7 +103,7 @@ def test_nbody_reference_samples_large_sizes() -> None:
 
 
 def test_hotspot_reference_matches_direct_loops() -> None:
-    from benchmarks.hotspot.runner import AMB_TEMP, coefficients
+    from bat.benchmarks.hotspot.runner import AMB_TEMP, coefficients
 
     runner = load_runner("hotspot")
     size = {"grid_width": 6, "grid_height": 5, "n_steps": 3}
@@ -179,7 +179,7 @@ def test_expdist_reference_matches_double_loop() -> None:
 
 
 def test_dedispersion_reference_matches_loops_and_physics() -> None:
-    from benchmarks.dedispersion.runner import delay_table
+    from bat.benchmarks.dedispersion.runner import delay_table
 
     runner = load_runner("dedispersion")
     size = {"n_samples": 12, "n_channels": 1536, "n_dms": 70}

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from bat.backends.replay import ReplayBackend
-from bat.costs import recorded_costs
-from bat.dataset import Dataset, DatasetMeta, make_frame
-from bat.errors import BackendError, UnknownNameError
-from bat.targets import TargetRequest, make_target, replay_target
+from bat.core.costs import recorded_costs
+from bat.core.dataset import Dataset, DatasetMeta, make_frame
+from bat.core.errors import BackendError, UnknownNameError
+from bat.run.targets import TargetRequest, make_target, replay_target
 
 
 def _dataset(rows, extra_cols=None):

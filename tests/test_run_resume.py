@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bat.driver import run_tuner
-from bat.problem import Budget
-from bat.recording.run_journal import SUFFIX, JournalledBackend, journal_header, open_checkpoint
-from bat.targets import Target
+from bat.core.problem import Budget
+from bat.run.driver import run_tuner
+from bat.run.recording.run_journal import SUFFIX, JournalledBackend, journal_header, open_checkpoint
+from bat.run.targets import Target
 from bat.testing.synthetic import FakeBackend, constrained_space
 
 BUDGET = 30

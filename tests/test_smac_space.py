@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bat.space import Constraint, Parameter, SearchSpace
+from bat.core.space import Constraint, Parameter, SearchSpace
 from bat.testing.synthetic import constrained_space, tiny_space
 
 pytest.importorskip("ConfigSpace", reason="the smac tuners need ConfigSpace (installed with smac)")
 
-from tuner_adapters.smac_space import configuration_space
+from bat.tuner_adapters.smac_space import configuration_space
 
 
 def _forbidden(cs, space: SearchSpace, rows: np.ndarray) -> np.ndarray:

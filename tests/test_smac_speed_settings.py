@@ -10,13 +10,13 @@ import textwrap
 
 import pytest
 
-from bat.errors import TunerError
+from bat.core.errors import TunerError
 from bat.registry import make_tuner
 
 MEASURE = textwrap.dedent(
     """
     import ctypes, json, resource
-    from tuner_adapters.heap import heap_kept
+    from bat.tuner_adapters.heap import heap_kept
 
     libc = ctypes.CDLL(None)
     libc.malloc.restype = ctypes.c_void_p
@@ -69,7 +69,7 @@ def test_retrain_after_is_smacs_default_unless_set_and_is_checked() -> None:
 def test_smac_warnings_are_counted_in_the_report_not_printed(capfd) -> None:
     import logging
 
-    from tuner_adapters.smac_tuner import _smac_log_counted
+    from bat.tuner_adapters.smac_tuner import _smac_log_counted
 
     counts: dict[str, int] = {}
     logger = logging.getLogger("smac.main.config_selector")

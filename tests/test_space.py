@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bat.errors import SpaceSpecError
-from bat.space import Constraint, Parameter, SearchSpace
+from bat.core.errors import SpaceSpecError
+from bat.core.space import Constraint, Parameter, SearchSpace
 
 # constraint templates over two parameters x, y: expression text and the same rule in Python
 TEMPLATES = [

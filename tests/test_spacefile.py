@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bat.benchmark import benchmark_names, load_benchmark
-from bat.errors import SpaceSpecError, UnknownNameError
-from bat.spacefile import load_space
+from bat.core.benchmark import benchmark_names, load_benchmark
+from bat.core.errors import SpaceSpecError, UnknownNameError
+from bat.core.spacefile import load_space
 
 SCHEMA = json.loads(files("bat").joinpath("schemas/space.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
@@ -98,7 +98,7 @@ LOADER_ONLY = {
 
 
 def test_a_variant_rebuilds_the_space_under_other_rules():
-    from bat.spacefile import variant_space
+    from bat.core.spacefile import variant_space
 
     raw = mutated(lambda r: r["published"].update(variants={"looser": {
         "constraints": [{"expr": "bx * tx <= limit", "why": "another rule"}], "constants": {"limit": 10 ** 9},

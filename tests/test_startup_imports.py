@@ -29,11 +29,11 @@ SCRIPT = textwrap.dedent(
 CLI_LIBRARIES = {"typer", "rich", "annotated_doc", "shellingham", "pygments", "markdown_it", "mdurl", "attr"}
 #: machinery that may show up in sys.modules (editable installs, setuptools' distutils shim, Cython's runtime)
 INSTALL = {"_distutils_hack", "_sysconfigdata__linux_x86_64-linux-gnu", "cython_runtime"}
-CLI_MODULES = {"bat", "bat.errors", "bat.atomic", "bat.cli", "bat.cli.console", "bat.cli.options",
+CLI_MODULES = {"bat", "bat.core.errors", "bat.core.atomic", "bat.cli", "bat.cli.console", "bat.cli.options",
                *(f"bat.cli.{c}_cmd" for c in ("analyze", "check", "compare", "data", "inspect", "list", "record",
                                                 "run", "serve", "space", "verify"))}
-SPACE_MODULES = {"bat.arithmetic", "bat.benchmark", "bat.commandspec", "bat.constraint_groups", "bat.expressions",
-                 "bat.space", "bat.spacefile", "bat.t1", "benchmarks"}
+SPACE_MODULES = {"bat.core.arithmetic", "bat.core.benchmark", "bat.core.commandspec", "bat.core.constraint_groups", "bat.core.expressions",
+                 "bat.core.space", "bat.core.spacefile", "bat.formats.t1", "benchmarks"}
 
 
 def imported(args: list[str]) -> tuple[set[str], set[str]]:
@@ -62,5 +62,5 @@ def test_list_reads_dataset_footers_and_loads_no_tuner_or_table_library() -> Non
     # pyarrow reads the Parquet footers of results/ (it brings cloudpickle)
     assert other - CLI_LIBRARIES == {"numpy", "pyarrow", "cloudpickle"}
     # the catalogue of tuner families, and the class of each tuner scheme (exec:...) for its one-line summary
-    assert {m for m in ours if m.startswith("tuner_adapters")} == {"tuner_adapters", "tuner_adapters.catalogue",
-                                                                   "tuner_adapters.external"}
+    assert {m for m in ours if m.startswith("tuner_adapters")} == {"tuner_adapters", "bat.tuner_adapters.catalogue",
+                                                                   "bat.tuner_adapters.external"}

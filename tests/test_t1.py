@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bat.benchmark import benchmark_from_dict, benchmark_names, load_benchmark
 from bat.cli import main
-from bat.errors import SpaceSpecError
-from bat.t1 import space_to_t1, t1_to_space, t1_values, translate_condition, write_t1
+from bat.core.benchmark import benchmark_from_dict, benchmark_names, load_benchmark
+from bat.core.errors import SpaceSpecError
+from bat.formats.t1 import space_to_t1, t1_to_space, t1_values, translate_condition, write_t1
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "t1"
 
@@ -155,8 +155,8 @@ def test_tune_kernel_t1_runs_on_the_export_with_a_cache_of_the_shipped_data(name
     pytest.importorskip("kernel_tuner")
     from kernel_tuner import tune_kernel_T1
 
-    from bat.dataset import Dataset
-    from bat.importers.kerneltuner import to_cache
+    from bat.core.dataset import Dataset
+    from bat.formats.kerneltuner import to_cache
     from bat.registry import find_dataset
 
     bench = load_benchmark(name)

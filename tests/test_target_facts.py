@@ -1,4 +1,4 @@
-"""What a target tells a tuner (bat.problem.TargetFacts): GPU, CUDA cores, launch geometry, replayed data."""
+"""What a target tells a tuner (bat.core.problem.TargetFacts): GPU, CUDA cores, launch geometry, replayed data."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from bat.backends.live.device import device_cores
-from bat.benchmark import load_benchmark
-from bat.driver import run_tuner
-from bat.errors import BackendError, UnknownNameError
-from bat.gpus import cores_per_sm, cuda_cores, known_cuda_cores, normalise_capability
-from bat.problem import Budget, Problem, TargetFacts
-from bat.targets import replay_target
-from bat.tuner import Tuner
+from bat.core.benchmark import load_benchmark
+from bat.core.errors import BackendError, UnknownNameError
+from bat.core.gpus import cores_per_sm, cuda_cores, known_cuda_cores, normalise_capability
+from bat.core.problem import Budget, Problem, TargetFacts
+from bat.core.tuner import Tuner
+from bat.run.driver import run_tuner
+from bat.run.targets import replay_target
 
 
 def test_cuda_cores_from_sm_count_and_compute_capability():

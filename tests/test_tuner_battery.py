@@ -16,11 +16,11 @@ from functools import partial
 import battery_tuners as bad
 import pytest
 
-from bat.errors import MissingDependencyError, TunerError
+from bat.core.errors import MissingDependencyError, TunerError
 from bat.registry import make_tuner, tuner_entry, tuner_names
 from bat.testing import CHECKS, MAX_WASTE, Battery, TunerBattery, check_tuner
 from bat.testing.synthetic import FakeBackend, constrained_space, synthetic_dataset, typed_space
-from tuner_adapters.reference.random_search import RandomSearch
+from bat.tuner_adapters.reference.random_search import RandomSearch
 
 #: optional libraries some samplers need beyond their tuning library
 EXTRA_NEEDS = {"optuna:cmaes": "cmaes", "optuna:gp": "torch"}
@@ -83,7 +83,7 @@ def test_each_check_catches_the_tuner_that_breaks_it() -> None:
 
 def test_check_tuner_reports_a_tuner_that_breaks_the_rules() -> None:
     """A tuner that ignores the budget fails, and one defined in a function cannot reach another process."""
-    from bat.tuner import Tuner
+    from bat.core.tuner import Tuner
 
     class Greedy(Tuner):
         def tune(self, problem, rng):
@@ -102,7 +102,7 @@ def test_check_tuner_reports_a_tuner_that_breaks_the_rules() -> None:
 def test_declarations_name_the_exception_and_must_still_fail() -> None:
     with pytest.raises(AssertionError, match="remove the declaration"):
         Battery(bad.DeclaresWrongly).verify("full_budget")
-    with pytest.raises(TunerError, match=r"declare bat.tuner.ExpectedFailure\(raises="):
+    with pytest.raises(TunerError, match=r"declare bat.core.tuner.ExpectedFailure\(raises="):
         Battery(bad.DeclaresWithAString).verify("full_budget")
     with pytest.raises(AssertionError, match="evaluated 5 configurations"):  # not the declared ValueError
         Battery(bad.DeclaresTheWrongType).verify("full_budget")
@@ -121,7 +121,7 @@ class TestRandomSearchThroughTheMixin(TunerBattery):
 def test_fake_backend_serves_counters_and_its_whole_space_as_a_dataset() -> None:
     import numpy as np
 
-    from bat.counters.metrics import METRICS
+    from bat.core.counters import METRICS
 
     backend = FakeBackend()
     space = constrained_space()

@@ -19,9 +19,9 @@ import pytest
 from gpu_checks import failures
 from kernel_configs import CONFIGS
 
-from bat.benchmark import load_benchmark
-from bat.kernel import compare, load_runner
-from bat.nvrtc import macro_options
+from bat.core.benchmark import load_benchmark
+from bat.core.kernel import compare, load_runner
+from bat.toolchain.nvrtc import macro_options
 
 BENCHMARKS = list(CONFIGS)
 

@@ -17,7 +17,7 @@ SOURCES = ("bat", "results", "benchmarks", "analysis", "tuner_adapters", "pyproj
 CHECK = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from bat.benchmark import load_benchmark
+    from bat.core.benchmark import load_benchmark
     from bat.cli import main
     from bat.registry import dataset_entries
     site = Path(sys.argv[1]).resolve()

@@ -8,13 +8,13 @@ and ``FAMILY:KEY``. Importing this module imports no tuning library, so
 
 from __future__ import annotations
 
-from bat.tuner import TunerEntry
+from bat.core.tuner import TunerEntry
 
-_REF = "tuner_adapters.reference"
-_OPTUNA = "tuner_adapters.optuna_tuner:OptunaTuner"
-_SMAC = "tuner_adapters.smac_tuner:SmacTuner"
-_KT = "tuner_adapters.kernel_tuner_tuner:KernelTunerStrategy"
-_PROFILE = "tuner_adapters.profile.search:ProfileSearch"
+_REF = "bat.tuner_adapters.reference"
+_OPTUNA = "bat.tuner_adapters.optuna_tuner:OptunaTuner"
+_SMAC = "bat.tuner_adapters.smac_tuner:SmacTuner"
+_KT = "bat.tuner_adapters.kernel_tuner_tuner:KernelTunerStrategy"
+_PROFILE = "bat.tuner_adapters.profile.search:ProfileSearch"
 _KT_HOW = " (its strategy code, runner evaluates through our Problem)"
 
 REFERENCE: dict[str, TunerEntry] = {

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from bat.errors import TunerError
-from bat.problem import Problem
+from bat.core.errors import TunerError
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner, library_seed
 from bat.protocol.server import Outcome, Session
-from bat.tuner import Tuner, library_seed
 
 #: seconds a program gets to exit after its session ended, before it is killed
 EXIT_GRACE_S = 10.0

@@ -24,7 +24,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from bat.errors import TunerError
+from bat.core.errors import TunerError
 
 
 @cache

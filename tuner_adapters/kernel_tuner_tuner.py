@@ -21,7 +21,7 @@ Its Latin-hypercube sampling (bayes_opt's initial sample, diff_evo's
 population) builds SciPy's ``LatinHypercube`` without a seed; for the run the
 adapter hands it one drawn from the seeded global generator, so the same seed
 gives the same trace, and it orders the neighbouring values Kernel Tuner
-collects in a set (tuner_adapters.hash_order), so that holds across processes.
+collects in a set (bat.tuner_adapters.hash_order), so that holds across processes.
 
 Speed: only the chosen strategy's module is imported (Kernel Tuner loads
 strategies lazily; SciPy's ``qmc`` only for the strategies that draw a Latin
@@ -53,12 +53,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bat.dataset import Status
-from bat.errors import MissingDependencyError, TunerError
-from bat.problem import Problem
-from bat.space import SearchSpace
-from bat.tuner import ExpectedFailure, Tuner, library_seed
-from tuner_adapters.hash_order import kernel_tuner_searchspace
+from bat.core.dataset import Status
+from bat.core.errors import MissingDependencyError, TunerError
+from bat.core.problem import Problem
+from bat.core.space import SearchSpace
+from bat.core.tuner import ExpectedFailure, Tuner, library_seed
+from bat.tuner_adapters.hash_order import kernel_tuner_searchspace
 
 STRATEGIES = (
     "random_sample", "genetic_algorithm", "simulated_annealing", "dual_annealing", "greedy_ils",

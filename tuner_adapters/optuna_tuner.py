@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from bat.errors import MissingDependencyError
-from bat.problem import Problem
-from bat.tuner import Tuner, library_seed
-from tuner_adapters.reference.steps import random_unevaluated
+from bat.core.errors import MissingDependencyError
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner, library_seed
+from bat.tuner_adapters.reference.steps import random_unevaluated
 
 SAMPLERS = ("tpe", "random", "gp", "cmaes")
 #: what a sampler needs beyond Optuna

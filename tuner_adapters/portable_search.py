@@ -29,7 +29,7 @@ has been evaluated:
 A batch stops where the budget does (the rest is refused), so both
 strategies evaluate exactly what a one-at-a-time loop would.
 
-Run as a protocol client: ``python -m tuner_adapters.portable_search --strategy local``.
+Run as a protocol client: ``python -m bat.tuner_adapters.portable_search --strategy local``.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from bat.problem import Problem
-from bat.tuner import Tuner, library_seed
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner, library_seed
 
 _MASK = (1 << 64) - 1
 #: candidates drawn per validity question by the random strategy
@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     """The strategies as a protocol client on stdin/stdout."""
     from bat.protocol.client import Client
 
-    parser = argparse.ArgumentParser(prog="python -m tuner_adapters.portable_search")
+    parser = argparse.ArgumentParser(prog="python -m bat.tuner_adapters.portable_search")
     parser.add_argument("--strategy", choices=STRATEGIES, default="local")
     args = parser.parse_args(argv)
     client = Client.stdio()

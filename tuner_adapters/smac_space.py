@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bat.space import SearchSpace
+from bat.core.space import SearchSpace
 
 #: constraints over a sub-product larger than this are not expressed as forbidden clauses
 MAX_PRODUCT = 4096

@@ -1,7 +1,7 @@
 """SMAC3 adapter: the HPO facade (random forest) and the black-box facade (Gaussian process).
 
 Driven through SMAC's ask/tell interface, so every evaluation goes through
-our Problem. The space is handed to SMAC by :mod:`tuner_adapters.smac_space`:
+our Problem. The space is handed to SMAC by :mod:`bat.tuner_adapters.smac_space`:
 each parameter is an integer hyper-parameter over the indices of its ordered
 values, so the models see the order of the values. ``deterministic`` is set
 (a configuration is measured once, as the Problem answers repeats from
@@ -40,13 +40,13 @@ leaves both at their defaults): the same algorithm, single-threaded. The
 forest's trees are built with room for 2^20 leaves, about 144 MiB of node
 arrays per tree fit that glibc maps and unmaps each time (2.6 M page faults
 in a 60-trial GEMM run); the run therefore keeps freed memory in the heap
-(``tuner_adapters.heap``). SMAC writes its run files into a temporary
+(``bat.tuner_adapters.heap``). SMAC writes its run files into a temporary
 directory that is removed after the run.
 
 Determinism: SMAC's local search starts from a set of configurations, whose
 order depends on the per-process string hash; the adapter hands the facade
 its own maximizer with those start points in a fixed order
-(tuner_adapters.hash_order), so a seed gives the same trace in every process.
+(bat.tuner_adapters.hash_order), so a seed gives the same trace in every process.
 
 Settings that differ from SMAC's defaults, all of them: the forest's
 ``n_jobs`` and the BLAS threads (1 instead of all cores; ``n_jobs=-1``
@@ -70,14 +70,14 @@ from typing import Any
 
 import numpy as np
 
-from bat.dataset import Status
-from bat.errors import MissingDependencyError
-from bat.problem import Problem
-from bat.tuner import Tuner, library_seed
-from tuner_adapters.hash_order import smac_maximizer
-from tuner_adapters.heap import heap_kept
-from tuner_adapters.reference.steps import random_unevaluated
-from tuner_adapters.smac_space import configuration_space
+from bat.core.dataset import Status
+from bat.core.errors import MissingDependencyError
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner, library_seed
+from bat.tuner_adapters.hash_order import smac_maximizer
+from bat.tuner_adapters.heap import heap_kept
+from bat.tuner_adapters.reference.steps import random_unevaluated
+from bat.tuner_adapters.smac_space import configuration_space
 
 FACADES = ("hpo", "blackbox")
 #: the cost SMAC is told for a failed configuration, or one violating an unexpressed constraint (ms)

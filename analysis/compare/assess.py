@@ -18,15 +18,15 @@ Definitions (also written into every output):
   search drawing b distinct configurations without replacement from the
   constraint-valid configurations of the space (failed and unrecorded ones
   count as relative performance 0), from
-  ``analysis.convergence.expected_random_relative_performance``. 0 means as
+  ``bat.analysis.convergence.expected_random_relative_performance``. 0 means as
   good as random search on average, 1 means the optimum in every run,
   negative means worse than random search. It uses the recorded (not the
   re-measured) times, which is what E_rand is defined on. A cell with
   E_rand(b) = 1 (the budget covers the space) has no score. The score of a
   tuner is the mean over its cells (overall and per budget).
 - Methodology score, success on the noise-aware optimum and fixed-target
-  running times: ``analysis.compare.methodology`` (its docstring and
-  ``analysis.score`` define them).
+  running times: ``bat.analysis.compare.methodology`` (its docstring and
+  ``bat.analysis.score`` define them).
 - Gate: for each cell present in the current campaign and the baseline
   file, Mann-Whitney U between the current and the baseline performances,
   CLES = P(current > baseline) + ties/2, Holm over those cells; a cell has
@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from analysis.compare.campaign import Campaign
-from analysis.compare.methodology import Methodology, study
-from analysis.compare.stats import cles, holm, mwu, summary
-from analysis.compare.store import RunRecord
-from bat.errors import DatasetError
+from bat.analysis.compare.campaign import Campaign
+from bat.analysis.compare.methodology import Methodology, study
+from bat.analysis.compare.stats import cles, holm, mwu, summary
+from bat.analysis.compare.store import RunRecord
+from bat.core.errors import DatasetError
 
 CELL = ["label", "benchmark", "gpu", "budget"]
 #: Time given to failed / unrecorded configurations so the exact baseline counts them as 0:
@@ -107,7 +107,7 @@ def random_times(benchmark: str, gpu: str, backend: str = "replay", dataset: str
 
     None for a target that is not replayed (no recorded data to compute from).
     """
-    from analysis.compare.execute import load_target
+    from bat.analysis.compare.execute import load_target
 
     target = load_target(benchmark, gpu, backend, dataset)
     if target.dataset is None:
@@ -121,7 +121,7 @@ def random_times(benchmark: str, gpu: str, backend: str = "replay", dataset: str
 
 def random_baseline(campaign: Campaign) -> dict[str, dict[int, float]]:
     """E_rand(b) per target and budget (replay targets only; see the module docstring)."""
-    from analysis.convergence import expected_random_relative_performance
+    from bat.analysis.convergence import expected_random_relative_performance
 
     out: dict[str, dict[int, float]] = {}
     for bench, gpu in campaign.targets:

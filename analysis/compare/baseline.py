@@ -18,9 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.compare.assess import CELL
-from analysis.compare.campaign import Campaign
-from bat.errors import DatasetError
+from bat.analysis.compare.assess import CELL
+from bat.analysis.compare.campaign import Campaign
+from bat.core.errors import DatasetError
 
 
 def load_baseline(path: str | Path) -> pd.DataFrame:

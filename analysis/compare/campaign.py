@@ -15,7 +15,7 @@ later campaign (an unchanged tuner reproduces its baseline exactly).
 Budgets. A run with budget B records its trace; the best configuration after
 its first k charged evaluations is what a run with budget k would have found
 *if the tuner does not look at the budget*. For a tuner that declares itself
-``budget_agnostic`` (a capability on its class, bat.tuner) one run at the
+``budget_agnostic`` (a capability on its class, bat.core.tuner) one run at the
 largest budget therefore serves every smaller budget (its trace prefixes);
 every other tuner is run once per budget, which is always correct, only
 slower.
@@ -30,10 +30,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bat.errors import BatError
+from bat.core.errors import BatError
+from bat.core.tuner import Tuner
 from bat.registry import make_tuner
-from bat.targets import NOISE_MODES
-from bat.tuner import Tuner
+from bat.run.targets import NOISE_MODES
 
 
 class CampaignError(BatError, ValueError):
@@ -64,7 +64,7 @@ class TunerSpec:
 
     @functools.cached_property
     def capabilities(self) -> dict[str, bool]:
-        """The tuner's own declarations (bat.tuner capabilities), read once."""
+        """The tuner's own declarations (bat.core.tuner capabilities), read once."""
         return self.build().capabilities()
 
     @property

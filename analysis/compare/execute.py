@@ -22,7 +22,7 @@ distributed cluster (``Client.submit``); its worker processes keep their
 datasets across tasks the same way, and the results come back to the
 driver, which writes them (no shared file system needed). A live GPU
 backend always runs in this process, one run at a time. Local workers die
-with this process (bat.lifetime), a ``kill -9`` included.
+with this process (bat.core.lifetime), a ``kill -9`` included.
 
 Per budget b a run reports the best configuration among its first b charged
 evaluations (with replay noise: the one with the best observed objective,
@@ -50,13 +50,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.compare.campaign import Campaign, RunSpec
-from analysis.compare.store import Encoded, RunRecord, RunStore
-from bat.driver import run_tuner
-from bat.errors import MissingDependencyError
-from bat.lifetime import die_with_parent
-from bat.problem import Budget
-from bat.targets import Target, TargetRequest, make_target, replay_target
+from bat.analysis.compare.campaign import Campaign, RunSpec
+from bat.analysis.compare.store import Encoded, RunRecord, RunStore
+from bat.core.errors import MissingDependencyError
+from bat.core.lifetime import die_with_parent
+from bat.core.problem import Budget
+from bat.run.driver import run_tuner
+from bat.run.targets import Target, TargetRequest, make_target, replay_target
 
 #: estimated cost of one evaluation of a slow tuner (a model fit per step) against a quick one's
 SLOW_WEIGHT = 50

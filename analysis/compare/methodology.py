@@ -1,8 +1,8 @@
 """A campaign seen as the field reports it: methodology score, success on the optimum, fixed targets, data checks.
 
 Per replayed target (benchmark on a GPU) this gathers its random-search
-baseline (``analysis.score``), its noise-aware optimum (``analysis.noise``),
-its data checks (``analysis.checks``) and, per tuner, the curves of the runs
+baseline (``bat.analysis.score``), its noise-aware optimum (``bat.analysis.noise``),
+its data checks (``bat.analysis.checks``) and, per tuner, the curves of the runs
 made at the campaign's largest budget. From those:
 
 - the methodology score on evaluations (window 1..largest budget) and on
@@ -14,7 +14,7 @@ made at the campaign's largest budget. From those:
   within a ratio of the optimum (``success = "1.05"``: recorded time <= 1.05
   x the best), at every budget of the campaign (runs made for that budget,
   or prefixes of runs of budget-agnostic tuners);
-- fixed-target running times of every run (``analysis.ecdf``).
+- fixed-target running times of every run (``bat.analysis.ecdf``).
 
 Live targets have no recorded data and get none of this.
 """
@@ -28,13 +28,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.checks import DataCheck, check_dataset, registry_peers
-from analysis.compare.campaign import Campaign, CampaignError
-from analysis.compare.store import RunRecord
-from analysis.ecdf import Ladder, hitting
-from analysis.noise import NoiseSet, noise_set
-from analysis.score import AxisScore, Baseline, Ordering, RunCurve, aggregate, run_curve, score_runs, target_baseline
-from bat.dataset import Dataset
+from bat.analysis.checks import DataCheck, check_dataset, registry_peers
+from bat.analysis.compare.campaign import Campaign, CampaignError
+from bat.analysis.compare.store import RunRecord
+from bat.analysis.ecdf import Ladder, hitting
+from bat.analysis.noise import NoiseSet, noise_set
+from bat.analysis.score import (
+    AxisScore,
+    Baseline,
+    Ordering,
+    RunCurve,
+    aggregate,
+    run_curve,
+    score_runs,
+    target_baseline,
+)
+from bat.core.dataset import Dataset
 
 AXES = ("evaluations", "time")
 
@@ -135,7 +144,7 @@ class Methodology:
 def study(campaign: Campaign, records: Sequence[RunRecord], *, success: str = "noise",
           noise_alpha: float = 0.05) -> Methodology | None:
     """The methodology view of a finished campaign (None for a live campaign: nothing is recorded)."""
-    from analysis.compare.execute import load_target
+    from bat.analysis.compare.execute import load_target
 
     if campaign.backend != "replay":
         return None

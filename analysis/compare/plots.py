@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.compare.assess import random_times
-from analysis.compare.campaign import Campaign
-from analysis.compare.store import RunRecord
-from analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
-from analysis.plots import pyplot, save_figure, set_title
+from bat.analysis.compare.assess import random_times
+from bat.analysis.compare.campaign import Campaign
+from bat.analysis.compare.store import RunRecord
+from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
+from bat.analysis.plots import pyplot, save_figure, set_title
 
 
 def panels(n: int, width: float = 4.6, height: float = 3.4):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bat.errors import UnknownNameError
+from bat.core.errors import UnknownNameError
 
 
 @dataclass(frozen=True)

@@ -17,20 +17,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.compare import assess
-from analysis.compare.assess import Analysis
-from analysis.compare.campaign import Campaign
-from analysis.compare.methodology import Methodology
-from analysis.compare.store import RunRecord
-from bat.atomic import write_text
-from bat.targets import NOISE_MODES
+from bat.analysis.compare import assess
+from bat.analysis.compare.assess import Analysis
+from bat.analysis.compare.campaign import Campaign
+from bat.analysis.compare.methodology import Methodology
+from bat.analysis.compare.store import RunRecord
+from bat.core.atomic import write_text
+from bat.run.targets import NOISE_MODES
 
 #: Significant pairwise differences listed in the Markdown (all are in the JSON).
 MAX_PAIR_ROWS = 40
 
 
 def definitions() -> str:
-    """The definitions of every number (the docstring of ``analysis.compare.assess``)."""
+    """The definitions of every number (the docstring of ``bat.analysis.compare.assess``)."""
     return (assess.__doc__ or "").strip()
 
 
@@ -137,7 +137,7 @@ def methodology_lines(c: Campaign, m: Methodology) -> list[str]:
              "1 = the optimum. Evaluations: x = 1.." + str(top) + "; time: 100 steps up to "
              f"{top} x the mean recorded cost of an evaluation. Mean over runs with a 95 % bootstrap interval "
              "(BCa); the aggregate is the mean over targets (interval: each target's runs resampled). "
-             "Definitions: `analysis.score`." + (" The methodology asks for at least 100 repeats; these intervals "
+             "Definitions: `bat.analysis.score`." + (" The methodology asks for at least 100 repeats; these intervals "
                                                  f"rest on {c.repeats}." if c.repeats < 100 else ""), "",
              _table(["tuner", "evaluations (all targets)", "time (all targets)"],
                     [[f"`{lab}`", _interval(m.aggregate(lab, "evaluations")), _interval(m.aggregate(lab, "time"))]
@@ -168,8 +168,8 @@ def methodology_lines(c: Campaign, m: Methodology) -> list[str]:
 
 
 def write_iohprofiler(out: Path, campaign: Campaign, m: Methodology) -> Path:
-    """The campaign's runs at its largest budget in the IOHprofiler format (``analysis.iohprofiler``)."""
-    from analysis.iohprofiler import Function, write_campaign
+    """The campaign's runs at its largest budget in the IOHprofiler format (``bat.analysis.iohprofiler``)."""
+    from bat.analysis.iohprofiler import Function, write_campaign
 
     functions, runs = [], {}
     for i, t in enumerate(m.targets, start=1):
@@ -253,8 +253,8 @@ def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: li
     if analysis.methodology is not None:
         paths["iohprofiler"] = write_iohprofiler(out / "iohprofiler", campaign, analysis.methodology)
     if plots:
-        from analysis.compare.plots import convergence_plots
-        from analysis.compare.score_plots import ecdf_plots, score_plots
+        from bat.analysis.compare.plots import convergence_plots
+        from bat.analysis.compare.score_plots import ecdf_plots, score_plots
 
         figures = convergence_plots(campaign, records, out / "plots")
         if analysis.methodology is not None:

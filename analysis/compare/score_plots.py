@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.compare.methodology import AXES, Methodology
-from analysis.compare.plots import panels
-from analysis.ecdf import ecdf, random_ecdf_evaluations, random_ecdf_time
-from analysis.plots import save_figure, set_title
+from bat.analysis.compare.methodology import AXES, Methodology
+from bat.analysis.compare.plots import panels
+from bat.analysis.ecdf import ecdf, random_ecdf_evaluations, random_ecdf_time
+from bat.analysis.plots import save_figure, set_title
 
 XLABEL = {"evaluations": "evaluations (distinct configurations)", "time": "simulated tuning time (s)"}
 

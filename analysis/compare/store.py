@@ -27,7 +27,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bat.errors import DatasetError
+from bat.core.errors import DatasetError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -108,7 +108,7 @@ class RunStore:
         """Copy the runs of an older campaign folder (one Parquet trace per run) that the store lacks."""
         if not folder.is_dir():
             return
-        from bat.trace import read_trace
+        from bat.core.trace import read_trace
 
         done, adopted = self.done_ids(), []
         for path in sorted(folder.glob("*.parquet")):

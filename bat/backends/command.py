@@ -6,9 +6,9 @@ command is repeated ``repeats`` times (every sample kept), the objective read
 from its output (or its wall time taken), and the optional verify command
 run after the first run (its exit status decides correctness; the first
 run's standard output is saved as ``run.out`` in the directory for it).
-Commands are run without a shell (see bat/commandspec.py), each in its own
+Commands are run without a shell (see bat/core/commandspec.py), each in its own
 session under the step's time limit, tagged ``BAT_STEP=...`` in its
-environment (bat.lifetime): a step past its limit has its whole process
+environment (bat.core.lifetime): a step past its limit has its whole process
 group and every tagged descendant killed (also one that called ``setsid``)
 and the configuration is recorded as ``timeout``; leftovers of a
 configuration are killed when it is done. A step's output goes to an
@@ -43,14 +43,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from bat.backends.scratch import Scratch
-from bat.commandspec import DIR_PLACEHOLDER, CommandSpec, Template
-from bat.dataset import Status
-from bat.errors import BackendError
-from bat.lifetime import TAG_VARIABLE, kill_tagged
-from bat.problem import EvalResult
+from bat.core.commandspec import DIR_PLACEHOLDER, CommandSpec, Template
+from bat.core.dataset import Status
+from bat.core.errors import BackendError
+from bat.core.lifetime import TAG_VARIABLE, kill_tagged
+from bat.core.problem import EvalResult
 
 if TYPE_CHECKING:
-    from bat.benchmark import Benchmark
+    from bat.core.benchmark import Benchmark
 
 #: Characters of a failing step's output kept in the message.
 MESSAGE_CHARS = 2000
@@ -77,7 +77,7 @@ class StepResult:
 def run_step(argv: list[str], cwd: Path, limit_s: float, *, tag: str = "",
              stdout_path: Path | None = None) -> StepResult:
     """Run ``argv`` in ``cwd`` without a shell, in its own session, killed with its descendants after
-    ``limit_s``; ``tag`` marks its processes (bat.lifetime); ``stdout_path`` keeps all of stdout."""
+    ``limit_s``; ``tag`` marks its processes (bat.core.lifetime); ``stdout_path`` keeps all of stdout."""
     start = time.perf_counter()
     env = {**os.environ, TAG_VARIABLE: tag} if tag else None
     with _output(stdout_path) as out, tempfile.TemporaryFile() as err:

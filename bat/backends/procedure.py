@@ -2,7 +2,7 @@
 
 A ``Device`` is what a backend wraps around the hardware (the CuPy layer of the live backend,
 bat.backends.live.cupy_device; the CPU emulation, bat.backends.emulated.device). The
-procedure, written once here against the runner contract (bat.kernel), is:
+procedure, written once here against the runner contract (bat.core.kernel), is:
 
 1. ``allocate``: every array of ``make_inputs`` except the ``__constant__`` symbols gets its
    own device array of exactly its size, holding its host value;
@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare
 
 #: Seed of the inputs every backend uses (inputs are byte-identical for a given size and seed).
 INPUT_SEED = 0

@@ -4,7 +4,7 @@ A configuration the dataset lacks is reported as ``missing`` (counted by the
 problem like any failure, never treated as slow, charged no time); a
 recorded failure returns its recorded status. The cost of an evaluation is
 what it took when it was recorded: compile, verification and benchmark time
-(``bat.costs``, which also says where that falls back).
+(``bat.core.costs``, which also says where that falls back).
 
 Measurement noise (``noise``): by default an evaluation returns the recorded
 objective. With ``"repeat"`` it returns one of the configuration's recorded
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from bat.costs import RecordedCosts, recorded_costs
-from bat.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
-from bat.errors import UnknownNameError
-from bat.problem import EvalResult
+from bat.core.costs import RecordedCosts, recorded_costs
+from bat.core.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
+from bat.core.errors import UnknownNameError
+from bat.core.problem import EvalResult
 
 #: noise mode -> what an evaluation returns as its objective
 NOISE_MODES: dict[str, str] = {

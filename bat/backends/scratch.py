@@ -1,9 +1,9 @@
 """The command backend's scratch folder, and what removes it and its processes whatever happens.
 
 Each backend gets one folder ``<tmp>/bat-command-<random>/`` holding a
-directory per configuration, and locks it (bat.locking) for as long as it
+directory per configuration, and locks it (bat.core.locking) for as long as it
 lives. Every command step runs tagged ``BAT_STEP=<folder name>/...``
-(bat.lifetime). Three things clean up:
+(bat.core.lifetime). Three things clean up:
 
 - ``Scratch.close``: kills what is left of its steps, removes the folder;
 - a guardian process started with the folder, which waits for the end of a
@@ -26,9 +26,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bat.errors import FolderInUseError
-from bat.lifetime import kill_tagged
-from bat.locking import FolderLock
+from bat.core.errors import FolderInUseError
+from bat.core.lifetime import kill_tagged
+from bat.core.locking import FolderLock
 
 PREFIX = "bat-command-"
 

@@ -20,7 +20,7 @@ from rich.markup import escape
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from bat.cli.console import err_console
-from bat.errors import BatError
+from bat.core.errors import BatError
 
 #: Exit status of a user mistake (bad input), of a bug in BAT, and of an interruption.
 EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 1, 130

@@ -37,14 +37,14 @@ def analyze(
     """Analyse the search space of benchmarks from their recorded data and write a report."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from analysis.data import group_by_space, load_benchmark_data, load_dataset_data
-    from analysis.model import ModelSettings
-    from analysis.report import AnalyzeSettings, analyze_benchmark, write_report
-    from bat.atomic import check_output, check_output_folder
+    from bat.analysis.data import group_by_space, load_benchmark_data, load_dataset_data
+    from bat.analysis.model import ModelSettings
+    from bat.analysis.report import AnalyzeSettings, analyze_benchmark, write_report
     from bat.cli.console import console
-    from bat.errors import DatasetError
+    from bat.core.atomic import check_output, check_output_folder
+    from bat.core.errors import DatasetError
+    from bat.core.trace import read_trace
     from bat.registry import dataset_entries
-    from bat.trace import read_trace
 
     if all_:
         jobs = group_by_space([e for e in dataset_entries() if not gpus or e.meta.gpu in gpus])

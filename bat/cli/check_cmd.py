@@ -1,4 +1,4 @@
-"""``bat check``: the data checks of ``analysis.checks`` on datasets; exit status 1 when one is flagged."""
+"""``bat check``: the data checks of ``bat.analysis.checks`` on datasets; exit status 1 when one is flagged."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ def check(
                                                     "or BENCHMARK/GPU; every registered dataset when omitted."),
 ) -> None:
     """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
-    from analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
+    from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
     from bat.cli.console import console
-    from bat.dataset import Dataset
+    from bat.core.dataset import Dataset
     from bat.registry import dataset_entries, find_dataset
 
     loaded: list[Dataset] = []

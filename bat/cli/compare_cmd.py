@@ -65,16 +65,16 @@ def compare(
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from analysis.compare.assess import analyse, gate
-    from analysis.compare.baseline import check_overlap, load_baseline
-    from analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
-    from analysis.compare.execute import run_campaign
-    from analysis.compare.methodology import parse_success
-    from analysis.compare.presets import preset as get_preset
-    from analysis.compare.report import write_outputs
-    from bat.atomic import check_output_folder
+    from bat.analysis.compare.assess import analyse, gate
+    from bat.analysis.compare.baseline import check_overlap, load_baseline
+    from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
+    from bat.analysis.compare.execute import run_campaign
+    from bat.analysis.compare.methodology import parse_success
+    from bat.analysis.compare.presets import preset as get_preset
+    from bat.analysis.compare.report import write_outputs
     from bat.cli.console import console
-    from bat.locking import FolderLock
+    from bat.core.atomic import check_output_folder
+    from bat.core.locking import FolderLock
 
     success = parse_success(success)  # a bad value fails before any run
     p = get_preset(preset) if preset else None
@@ -157,7 +157,7 @@ def compare(
 
 def _check_scheduler(address: str) -> None:
     """Connect to the Dask scheduler once, so a wrong address fails before anything is written."""
-    from bat.errors import BackendError, MissingDependencyError
+    from bat.core.errors import BackendError, MissingDependencyError
 
     try:
         from distributed import Client

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from bat.atomic import check_output, write_text
+from bat.core.atomic import check_output, write_text
 
 
 class Format(StrEnum):
@@ -36,10 +36,10 @@ def import_(
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
     from bat.cli.console import console, err_console, shown_path
-    from bat.importers import import_file, space_dict
-    from bat.importers.kerneltuner import read_json
-    from bat.t1 import is_t1
-    from bat.userdata import check_writable, dataset_file
+    from bat.core.userdata import check_writable, dataset_file
+    from bat.formats.importing import import_file, space_dict
+    from bat.formats.kerneltuner import read_json
+    from bat.formats.t1 import is_t1
 
     if is_t1(read_json(file)):
         _import_space(file, out, force)
@@ -75,7 +75,7 @@ def import_(
     if imp.n_constraint_violations:
         err_console.print(f"[yellow]warning:[/] {imp.n_constraint_violations} rows violate the space's constraints",
                           soft_wrap=True)
-    from analysis.checks import check_dataset, registry_peers
+    from bat.analysis.checks import check_dataset, registry_peers
 
     result = check_dataset(ds, imp.space, peers=registry_peers(ds.meta.benchmark))
     console.print(("[bold red]" if result.flagged else "") + "data checks: " + result.summary()
@@ -87,9 +87,9 @@ def import_(
 
 def _import_space(file: Path, out: Path | None, force: bool) -> None:
     """A T1 file alone: checked, converted to a space file in the data folder."""
-    from bat.benchmark import load_benchmark
     from bat.cli.console import console, shown_path
-    from bat.userdata import check_writable, safe_name, spaces_dir
+    from bat.core.benchmark import load_benchmark
+    from bat.core.userdata import check_writable, safe_name, spaces_dir
 
     bench = load_benchmark(file)
     out = out or spaces_dir() / f"{safe_name(bench.name, 'T1 file name')}.json"
@@ -109,14 +109,14 @@ def export(
 ) -> None:
     """Export a dataset to a Kernel Tuner cache, T4 or KTT results; or a space to a T1 file."""
     from bat.cli.console import console
-    from bat.dataset import Dataset
-    from bat.importers import dataset_benchmark
-    from bat.importers.kerneltuner import write_cache
-    from bat.importers.ktt import write_ktt
-    from bat.importers.t4 import write_t4
+    from bat.core.dataset import Dataset
+    from bat.core.userdata import check_writable
+    from bat.formats.importing import dataset_benchmark
+    from bat.formats.kerneltuner import write_cache
+    from bat.formats.ktt import write_ktt
+    from bat.formats.t1 import write_t1
+    from bat.formats.t4 import write_t4
     from bat.registry import resolve_benchmark, resolve_dataset
-    from bat.t1 import write_t1
-    from bat.userdata import check_writable
 
     check_output(check_writable(out), overwrite=force, what="--out")
     if to is Format.t1:

@@ -39,11 +39,11 @@ def inspect(
     import numpy as np
     from rich.table import Table
 
-    from bat.benchmark import load_benchmark
     from bat.cli.console import console
-    from bat.errors import TunerError
-    from bat.kernel import load_runner
-    from bat.nvrtc import inspect_config
+    from bat.core.benchmark import load_benchmark
+    from bat.core.errors import TunerError
+    from bat.core.kernel import load_runner
+    from bat.toolchain.nvrtc import inspect_config
 
     bench = load_benchmark(benchmark)
     space = bench.space

@@ -20,8 +20,9 @@ class What(StrEnum):
 
 def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
     """List benchmarks, tuners, datasets and GPUs."""
-    from bat.benchmark import benchmark_names, benchmark_path
     from bat.cli.console import console, shown_path
+    from bat.core.benchmark import benchmark_names, benchmark_path
+    from bat.core.spacefile import read_space_json
     from bat.registry import (
         DEFAULT_GPU,
         backend_names,
@@ -32,7 +33,6 @@ def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
         tuner_entry,
         tuner_names,
     )
-    from bat.spacefile import read_space_json
 
     if what in (What.all, What.benchmarks):
         t = Table(title="benchmarks")

@@ -55,13 +55,13 @@ def record(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from bat.backends.live.session import INPUT_SEED, LiveSession
-    from bat.benchmark import load_benchmark
     from bat.cli.console import console
-    from bat.dataset import Dataset, DatasetMeta
-    from bat.errors import BatError, DatasetError
-    from bat.importers import remember_space
-    from bat.recording.engine import RecordPlan, all_valid, open_journal, run_recording, sample_valid, to_dataset
-    from bat.recording.live import provenance_meta
+    from bat.core.benchmark import load_benchmark
+    from bat.core.dataset import Dataset, DatasetMeta
+    from bat.core.errors import BatError, DatasetError
+    from bat.formats.importing import remember_space
+    from bat.run.recording.engine import RecordPlan, all_valid, open_journal, run_recording, sample_valid, to_dataset
+    from bat.run.recording.live import provenance_meta
 
     if all_ == (sample is not None):
         raise BatError("bat record: give exactly one of --all and --sample N")
@@ -71,13 +71,13 @@ def record(
     if bench.command and not bench.kernel.get("runner"):
         if counters:
             raise BatError(f"bat record --counters: {bench.name} runs a command, not a CUDA kernel ncu "
-                           "can profile through bat.profile_one")
+                           "can profile through bat.run.profile_one")
         _record_command(bench, out=out, size=size, sample=sample, seed=seed, workers=workers,
                         limit=limit, resume=resume, force=force)
         return
     profiler = None
     if counters:  # before the GPU is touched: a missing ncu fails here
-        from bat.counters.profiler import CounterProfiler
+        from bat.toolchain.profiler import CounterProfiler
 
         profiler = CounterProfiler(bench, size=bench.size(size.value), seed=INPUT_SEED)
     session = LiveSession(bench, bench.size(size.value), repeats=repeats, timeout_s=timeout)
@@ -141,8 +141,8 @@ def record(
 
 def _check_out(out: Path, *, resume: bool, force: bool) -> None:
     """A new recording never replaces a dataset unless forced; a resumed one continues its own."""
-    from bat.atomic import check_output
-    from bat.errors import DatasetError
+    from bat.core.atomic import check_output
+    from bat.core.errors import DatasetError
 
     check_output(out, overwrite=resume or force, what="--out")
     journal = out.with_name(out.name + ".journal.jsonl")
@@ -156,9 +156,9 @@ def _default_out(bench, gpu: str, size: SizeChoice, resume: bool) -> Path:
 
     A second dataset of the same space and GPU is never started by default: give --out for one.
     """
-    from bat.errors import DatasetError
+    from bat.core.errors import DatasetError
+    from bat.core.userdata import data_dir, dataset_file
     from bat.registry import datasets_of
-    from bat.userdata import data_dir, dataset_file
 
     if size is SizeChoice.small:
         return dataset_file(bench.name, f"{gpu}_small", folder=data_dir() / "recorded-small",
@@ -175,7 +175,7 @@ def _record_command(bench, *, out: Path | None, size: SizeChoice, sample: int | 
                     workers: int, limit: int | None, resume: bool, force: bool) -> None:
     """A benchmark with a command section and no CUDA kernel: the command backend records it."""
     from bat.cli.console import console
-    from bat.recording.command import host_id, record_command_benchmark
+    from bat.run.recording.command import host_id, record_command_benchmark
 
     if out is None:
         out = _default_out(bench, host_id(), size, resume)

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.atomic import check_output
 from bat.cli.options import positive_finite
+from bat.core.atomic import check_output
 
 if TYPE_CHECKING:
-    from bat.problem import Budget
-    from bat.recording.run_journal import RunCheckpoint
-    from bat.targets import Target
+    from bat.core.problem import Budget
+    from bat.run.recording.run_journal import RunCheckpoint
+    from bat.run.targets import Target
 
 
 def run(
@@ -58,14 +58,14 @@ def run(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from bat.cli.console import console, shown_path
-    from bat.driver import run_tuner
-    from bat.errors import BatError
-    from bat.problem import Budget
-    from bat.recording.run_journal import JournalledBackend
+    from bat.core.errors import BatError
+    from bat.core.problem import Budget
+    from bat.core.trace import write_trace
+    from bat.core.userdata import check_writable, runs_dir
     from bat.registry import make_tuner, resolve_dataset, with_arguments
-    from bat.targets import TargetRequest, make_target
-    from bat.trace import write_trace
-    from bat.userdata import check_writable, runs_dir
+    from bat.run.driver import run_tuner
+    from bat.run.recording.run_journal import JournalledBackend
+    from bat.run.targets import TargetRequest, make_target
 
     if benchmark is None and dataset is None:
         raise BatError("bat run: give --benchmark NAME|FILE or --dataset FILE|ID")
@@ -80,7 +80,7 @@ def run(
         origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
         console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
         if target.dataset is not None:
-            from analysis.checks import check_dataset, registry_peers
+            from bat.analysis.checks import check_dataset, registry_peers
 
             checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
             if checked.flagged:
@@ -132,7 +132,7 @@ def run(
              else "simulated tuning time")
     console.print(f"tuner time: {result.tuner_s:.2f} s; {spent}: {result.cost_s:.1f} s")
     if target.dataset is not None:
-        from bat.costs import recorded_costs
+        from bat.core.costs import recorded_costs
 
         costs = recorded_costs(target.dataset.frame)
         if costs.falls_back:
@@ -170,7 +170,7 @@ def _checkpoint(target: Target, out: Path, tuner: str, options: list[str], budge
     """The journal of a run on a measuring backend (None for a replay), resumed from an interrupted one
     when asked; says what it found."""
     from bat.cli.console import console, shown_path
-    from bat.recording.run_journal import journal_header, open_checkpoint
+    from bat.run.recording.run_journal import journal_header, open_checkpoint
 
     if target.dataset is not None:
         if resume:

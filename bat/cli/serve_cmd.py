@@ -42,15 +42,15 @@ def serve(
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
-    from bat.atomic import check_output
     from bat.cli.console import err_console
     from bat.cli.run_cmd import default_name
-    from bat.driver import run_tuner
-    from bat.problem import Budget
+    from bat.core.atomic import check_output
+    from bat.core.problem import Budget
+    from bat.core.trace import write_trace
+    from bat.core.userdata import check_writable, runs_dir
     from bat.protocol.server import StreamTuner
-    from bat.targets import TargetRequest, make_target
-    from bat.trace import write_trace
-    from bat.userdata import check_writable, runs_dir
+    from bat.run.driver import run_tuner
+    from bat.run.targets import TargetRequest, make_target
 
     target, how = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
@@ -111,7 +111,7 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     that sees ``path`` can connect at once.
     """
     from bat.cli.console import err_console
-    from bat.errors import BatError
+    from bat.core.errors import BatError
 
     _check_socket(path)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -134,7 +134,7 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
 
 
 def _check_socket(path: Path) -> None:
-    from bat.errors import BatError
+    from bat.core.errors import BatError
 
     if path.exists():
         raise BatError(f"--socket {path}: the file exists (another server, or a stale socket to remove)")

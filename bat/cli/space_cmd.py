@@ -14,10 +14,10 @@ def space(
                                      "e.g. hotspot's kernel_tuner."),
 ) -> None:
     """Show parameters, cardinality and constrained size of search spaces."""
-    from bat.benchmark import benchmark_names
     from bat.cli.console import console
-    from bat.errors import SpaceSpecError
-    from bat.spacefile import variant_space
+    from bat.core.benchmark import benchmark_names
+    from bat.core.errors import SpaceSpecError
+    from bat.core.spacefile import variant_space
 
     if variant is not None:
         if not name:
@@ -61,8 +61,8 @@ def space(
 
 def _benchmark(name: str):
     """A registered benchmark or a space file; else the stored space of imported datasets of that name."""
-    from bat.benchmark import load_benchmark
-    from bat.errors import UnknownNameError
+    from bat.core.benchmark import load_benchmark
+    from bat.core.errors import UnknownNameError
 
     try:
         return load_benchmark(name)

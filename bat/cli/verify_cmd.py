@@ -39,11 +39,11 @@ def verify(
     from bat.backends.emulated import CORRECTNESS_ONLY
     from bat.backends.emulated.selection import Selected, ci_selection, wider
     from bat.backends.emulated.session import EmulatedSession
-    from bat.benchmark import load_benchmark
     from bat.cli.console import console
     from bat.cli.inspect_cmd import parse_config
-    from bat.errors import TunerError
-    from bat.profile_one import parse_object
+    from bat.core.benchmark import load_benchmark
+    from bat.core.errors import TunerError
+    from bat.run.profile_one import parse_object
 
     bench = load_benchmark(benchmark)
     problem_size = bench.size(parse_object(size, "--size") if size.strip().startswith("{") else size)

@@ -1,6 +1,6 @@
 """Python's arithmetic over NumPy arrays, exactly: the operations of the expression evaluator.
 
-The evaluator (bat.expressions) applies one operation to millions of
+The evaluator (bat.core.expressions) applies one operation to millions of
 configurations at once. Each function here gives, for every element, what
 Python's own operator gives, or raises ArithmeticRefused:
 

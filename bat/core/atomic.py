@@ -25,7 +25,7 @@ import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bat.errors import OutputError
+from bat.core.errors import OutputError
 
 #: Numbered names tried after the plain one (``-2`` .. ``-9999``).
 MAX_NUMBER = 9999

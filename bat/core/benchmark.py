@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bat.commandspec import CommandSpec, parse_command_section
-from bat.errors import SpaceSpecError, UnknownNameError
-from bat.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression
-from bat.space import SearchSpace
-from bat.spacefile import read_space_json, space_from_dict
+from bat.core.commandspec import CommandSpec, parse_command_section
+from bat.core.errors import SpaceSpecError, UnknownNameError
+from bat.core.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression
+from bat.core.space import SearchSpace
+from bat.core.spacefile import read_space_json, space_from_dict
 
 if TYPE_CHECKING:
     import pandas as pd

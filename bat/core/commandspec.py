@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bat.errors import SpaceSpecError
+from bat.core.errors import SpaceSpecError
 
 #: Placeholder naming the benchmark's directory (where its sources lie).
 DIR_PLACEHOLDER = "dir"

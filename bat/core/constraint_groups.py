@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bat.expressions import Expression
+from bat.core.expressions import Expression
 
 #: rows evaluated at once when scanning a group's sub-product (bounded memory)
 EVAL_CHUNK = 1 << 20

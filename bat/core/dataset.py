@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bat.atomic import publish
-from bat.errors import DatasetError, SpaceMismatchError
+from bat.core.atomic import publish
+from bat.core.errors import DatasetError, SpaceMismatchError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bat.space import SearchSpace
+    from bat.core.space import SearchSpace
 
 META_KEY = b"bat"
 FORMAT_VERSION = 1

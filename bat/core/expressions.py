@@ -3,7 +3,7 @@
 Hand-written because no maintained library does this job safely: the text is
 parsed with :mod:`ast`, every node is checked against a small whitelist, and
 the tree is turned into nested Python closures that call the operations of
-:mod:`bat.arithmetic`. The text is never given to ``eval``, ``exec`` or
+:mod:`bat.core.arithmetic`. The text is never given to ``eval``, ``exec`` or
 ``compile``. Each name evaluates to a scalar or an array, so one call checks
 millions of configurations at once, and every element gets the value Python
 would compute for it (exact integers of any size up to 4096 bits, no silent
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from bat import arithmetic as ar
-from bat.errors import SpaceSpecError
+from bat.core import arithmetic as ar
+from bat.core.errors import SpaceSpecError
 
 Evaluator = Callable[[Mapping[str, Any]], Any]
 

@@ -9,7 +9,7 @@ of the shipped data (and a few common ones).
 
 from __future__ import annotations
 
-from bat.errors import BackendError, UnknownNameError
+from bat.core.errors import BackendError, UnknownNameError
 
 #: FP32 CUDA cores per SM, by compute capability major (a minor listed separately overrides)
 CORES_PER_SM: dict[str, int] = {

@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from bat.benchmark import Benchmark, load_benchmark
+from bat.core.benchmark import Benchmark, load_benchmark
 
 Scalar = np.integer | np.floating
 Arg = str | tuple[str, Scalar]
@@ -220,7 +220,7 @@ def load_runner(benchmark: Benchmark | str) -> KernelRunner:
     """
     import importlib
 
-    from bat.errors import SpaceSpecError
+    from bat.core.errors import SpaceSpecError
 
     bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
     spec = bench.kernel.get("runner", "")
@@ -232,5 +232,5 @@ def load_runner(benchmark: Benchmark | str) -> KernelRunner:
     except (ImportError, AttributeError) as exc:
         raise SpaceSpecError(f"{bench.path}: kernel.runner {spec!r} cannot be imported: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, KernelRunner)):
-        raise SpaceSpecError(f"{bench.path}: kernel.runner {spec!r} is not a bat.kernel.KernelRunner subclass")
+        raise SpaceSpecError(f"{bench.path}: kernel.runner {spec!r} is not a bat.core.kernel.KernelRunner subclass")
     return cls(bench)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from bat.errors import FolderInUseError
+from bat.core.errors import FolderInUseError
 
 LOCK_NAME = ".bat.lock"
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from bat.dataset import Status
-from bat.errors import BudgetExhaustedError, TunerError
-from bat.space import SearchSpace
+from bat.core.dataset import Status
+from bat.core.errors import BudgetExhaustedError, TunerError
+from bat.core.space import SearchSpace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bat.dataset import Dataset
+    from bat.core.dataset import Dataset
 
 Config = Mapping[str, Any]
 
@@ -92,7 +92,7 @@ class Event:
 class TargetFacts:
     """What a tuner may know of the target beyond its space; each fact is optional.
 
-    The target (bat.targets) fills in what it knows; a tuner reads what it
+    The target (bat.run.targets) fills in what it knows; a tuner reads what it
     needs and says which fact is missing when it cannot go on without it.
     """
 

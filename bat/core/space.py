@@ -3,7 +3,7 @@
 Configurations are dicts of values at the edges and rows of value indices
 (int64, one column per parameter) inside; a row's flat id is its mixed-radix
 number with the last parameter fastest. Counting, sampling and ranking go
-through constraint groups (:mod:`bat.constraint_groups`), so no operation holds
+through constraint groups (:mod:`bat.core.constraint_groups`), so no operation holds
 more than a bounded chunk of the full Cartesian product. pandas is imported by
 the conversions that return or read DataFrames, not with the module, so
 building and counting a space (``bat space``) loads NumPy only.
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bat import constraint_groups as cg
-from bat.errors import SpaceSpecError
-from bat.expressions import Expression, parse_expression
+from bat.core import constraint_groups as cg
+from bat.core.errors import SpaceSpecError
+from bat.core.expressions import Expression, parse_expression
 
 if TYPE_CHECKING:
     import pandas as pd

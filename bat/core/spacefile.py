@@ -13,10 +13,10 @@ import keyword
 from pathlib import Path
 from typing import Any
 
-from bat.errors import SpaceSpecError
-from bat.expressions import FUNCTION_NAMES
-from bat.space import Constraint, Parameter, SearchSpace
-from bat.t1 import is_t1, name_from_file, t1_to_space
+from bat.core.errors import SpaceSpecError
+from bat.core.expressions import FUNCTION_NAMES
+from bat.core.space import Constraint, Parameter, SearchSpace
+from bat.formats.t1 import is_t1, name_from_file, t1_to_space
 
 REQUIRED = ("name", "parameters", "constraints", "problem_size")
 OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "emulation_problem_size", "launch",
@@ -178,7 +178,7 @@ def variant_space(raw: dict[str, Any], variant: str, source: str = "<memory>") -
     A variant lists its constraints as indices of the file's own constraints (kept as they are)
     or as new ``{expr, why}`` objects, and may add or override constants.
     """
-    from bat.errors import UnknownNameError
+    from bat.core.errors import UnknownNameError
 
     validate_space_dict(raw, source)
     variants = raw.get("published", {}).get("variants", {})
@@ -192,7 +192,7 @@ def variant_space(raw: dict[str, Any], variant: str, source: str = "<memory>") -
 
 
 def read_space_json(path: str | Path) -> dict[str, Any]:
-    """Parse a space file (ours, or a T1 file: bat.t1); malformed JSON raises SpaceSpecError naming file,
+    """Parse a space file (ours, or a T1 file: bat.formats.t1); malformed JSON raises SpaceSpecError naming file,
     line and column."""
     path = Path(path)
     try:

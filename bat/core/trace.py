@@ -15,9 +15,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bat.atomic import publish
-from bat.errors import DatasetError
-from bat.problem import Event, profile_cost_s
+from bat.core.atomic import publish
+from bat.core.errors import DatasetError
+from bat.core.problem import Event, profile_cost_s
 
 META_KEY = b"bat_trace"
 #: Columns after the parameter columns, in this order.
@@ -73,7 +73,7 @@ class TraceRecorder:
 
 def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path, *, overwrite: bool = True,
                 numbered: bool = False) -> Path:
-    """Write a trace atomically; ``overwrite`` and ``numbered`` as in ``bat.atomic.publish``."""
+    """Write a trace atomically; ``overwrite`` and ``numbered`` as in ``bat.core.atomic.publish``."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     schema_meta = dict(table.schema.metadata or {})
     schema_meta[META_KEY] = json.dumps(meta, sort_keys=True, default=str).encode()

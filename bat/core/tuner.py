@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bat.errors import TunerError
-from bat.problem import Problem
+from bat.core.errors import TunerError
+from bat.core.problem import Problem
 
 
 @dataclass(frozen=True)

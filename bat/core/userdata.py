@@ -24,7 +24,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from bat.errors import UnsafeNameError
+from bat.core.errors import UnsafeNameError
 
 ENV = "BAT_DATA_DIR"
 DEFAULT = "bat-data"

@@ -4,7 +4,7 @@
 cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
 
 - the space: ``benchmark`` as a registered name, or a space file by path
-  (ours or T1: bat.t1), used as written; without it, the registered benchmark
+  (ours or T1: bat.formats.t1), used as written; without it, the registered benchmark
   whose parameters and values hold the file's, else a space inferred from the
   file's own value lists. A space that is not a registered benchmark's own
   file travels with the dataset (``extra["space"]``, and ``extra["space_file"]``
@@ -14,7 +14,7 @@ cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
   inferred space the file name up to its first dot without a trailing
   ``_<GPU>``; the GPU is a T4 file's ``metadata.gpu`` or an id derived from
   the device name, with a warning when there is none. Names given as names
-  must be safe in file names (bat.userdata), else an error names the field.
+  must be safe in file names (bat.core.userdata), else an error names the field.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from typing import Any
 
 import pandas as pd
 
-from bat.benchmark import Benchmark, benchmark_from_dict, benchmark_names, is_registered, load_benchmark
-from bat.dataset import Dataset, DatasetMeta
-from bat.errors import DatasetError, SpaceMismatchError, UnsafeNameError
-from bat.importers import kerneltuner, t4
-from bat.space import SearchSpace
-from bat.t1 import is_t1
-from bat.userdata import safe_name
+from bat.core.benchmark import Benchmark, benchmark_from_dict, benchmark_names, is_registered, load_benchmark
+from bat.core.dataset import Dataset, DatasetMeta
+from bat.core.errors import DatasetError, SpaceMismatchError, UnsafeNameError
+from bat.core.space import SearchSpace
+from bat.core.userdata import safe_name
+from bat.formats import kerneltuner, t4
+from bat.formats.t1 import is_t1
 
 UNKNOWN_GPU = "unknown_gpu"
 
@@ -75,7 +75,7 @@ def _read(path: Path) -> _Read:
         meta = t4.t4_meta(raw, "", "", UNKNOWN_GPU)
         meta.extra["t4"] = info
         return _Read("t4", params, frame, meta, t4.t4_gpu_name(raw), named_gpu=t4.t4_gpu(raw))
-    from bat.importers import ktt  # only this format needs it
+    from bat.formats import ktt  # only this format needs it
 
     if ktt.is_ktt(raw):
         params, frame, header = ktt.read_ktt(raw, str(path))

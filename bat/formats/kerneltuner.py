@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.atomic import publish
-from bat.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.errors import DatasetError
-from bat.importers.records import parse_records
-from bat.userdata import derived_name
+from bat.core.atomic import publish
+from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
+from bat.core.errors import DatasetError
+from bat.core.userdata import derived_name
+from bat.formats.records import parse_records
 
 FAILURE_STATUS = {
     "CompilationFailedConfig": Status.COMPILE_ERROR,
@@ -75,7 +75,7 @@ def read_json(path: Path) -> dict[str, Any]:
 def gpu_id(device_name: str) -> str:
     """Short GPU id from a device name: 'NVIDIA GeForce RTX 3090' -> 'RTX_3090' ('' for no name).
 
-    Only letters, digits, '_', '-' and '.' remain (bat.userdata.derived_name), so a device name
+    Only letters, digits, '_', '-' and '.' remain (bat.core.userdata.derived_name), so a device name
     can never lead a file name out of its folder.
     """
     words = [w for w in device_name.replace("-", " ").split() if w not in {"NVIDIA", "GeForce", "GPU"}]

@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.dataset import Dataset, Status, counter_columns, make_frame
-from bat.errors import DatasetError
-from bat.importers.kerneltuner import write_json
-from bat.importers.records import parse_records
+from bat.core.dataset import Dataset, Status, counter_columns, make_frame
+from bat.core.errors import DatasetError
+from bat.formats.kerneltuner import write_json
+from bat.formats.records import parse_records
 
 #: KTT time units -> milliseconds
 UNIT_TO_MS = {"nanoseconds": 1e-6, "microseconds": 1e-3, "milliseconds": 1.0, "seconds": 1e3}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from bat.errors import DatasetError
+from bat.core.errors import DatasetError
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ expression that builds the list (``"[16, 32, 64]"``, ``"[1, 2] +
 list(range(32, 1025, 32))"``, ``"[2**i for i in range(6)]"``). It is read
 here without running it as code: a small whitelist (list literals, ``+`` of
 lists, ``range``, ``list``, one-level comprehensions whose element and filter
-are expressions of bat.expressions) builds the values. Conditions are
-translated into bat.expressions' language (``x in [a, b]`` becomes ``x == a or
+are expressions of bat.core.expressions) builds the values. Conditions are
+translated into bat.core.expressions' language (``x in [a, b]`` becomes ``x == a or
 x == b``, booleans become 1/0) and anything it cannot express is an error
 naming the condition and the token. Kernel Tuner adds an implicit limit on
 ``block_size_x * block_size_y * block_size_z`` (the device's threads per
@@ -44,9 +44,9 @@ from typing import Any
 
 import numpy as np
 
-from bat.atomic import write_text
-from bat.errors import SpaceSpecError
-from bat.expressions import FUNCTION_NAMES, Expression, parse_expression
+from bat.core.atomic import write_text
+from bat.core.errors import SpaceSpecError
+from bat.core.expressions import FUNCTION_NAMES, Expression, parse_expression
 
 #: Kernel Tuner's default names of the thread-block dimensions and the limit it puts on their product.
 BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
@@ -166,7 +166,7 @@ def _typed(value: Any, kind: str, where: str) -> Any:
 
 
 class _Translate(ast.NodeTransformer):
-    """Rewrites what bat.expressions lacks into what it has (membership tests, booleans)."""
+    """Rewrites what bat.core.expressions lacks into what it has (membership tests, booleans)."""
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
         self.generic_visit(node)
@@ -186,7 +186,7 @@ class _Translate(ast.NodeTransformer):
 
 
 def translate_condition(text: Any, names: list[str], where: str) -> str:
-    """A T1 condition in bat.expressions' language; SpaceSpecError when it cannot be expressed."""
+    """A T1 condition in bat.core.expressions' language; SpaceSpecError when it cannot be expressed."""
     if not isinstance(text, str) or not text.strip():
         raise SpaceSpecError(f"{where}: expected a non-empty expression string, got {text!r}")
     try:

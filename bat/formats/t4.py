@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.dataset import CORE_COLUMNS, Dataset, DatasetMeta, Status, counter_columns, make_frame
-from bat.errors import DatasetError
-from bat.importers.kerneltuner import write_json
-from bat.importers.records import parse_records
+from bat.core.dataset import CORE_COLUMNS, Dataset, DatasetMeta, Status, counter_columns, make_frame
+from bat.core.errors import DatasetError
+from bat.formats.kerneltuner import write_json
+from bat.formats.records import parse_records
 
 SCHEMA_VERSION = "1.0.0"
 INVALIDITY_STATUS = {

@@ -3,7 +3,7 @@
 A client (the tuner) sends one JSON object per line and reads one reply per
 line: ``hello`` (the problem: parameters, constraints, budget, seed,
 objective), ``evaluate``, ``batch``, ``valid`` and ``done``. The server side
-serves an ordinary ``bat.problem.Problem``, so an external tuner runs under
+serves an ordinary ``bat.core.problem.Problem``, so an external tuner runs under
 exactly the rules and the trace of an in-process one. docs/PROTOCOL.md is the
 specification; bat/schemas/protocol/v1/ holds a JSON Schema per message.
 

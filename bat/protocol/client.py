@@ -4,7 +4,7 @@ For a tuner that lives in another process or another virtual environment
 (for example one pinned to an older library): this file imports nothing but
 the standard library, so it can be copied next to the tuner when BAT itself
 is not installed there. Its error type is therefore its own
-(``ServerError``), not one of bat/errors.py.
+(``ServerError``), not one of bat/core/errors.py.
 
 Three ways to meet the server:
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bat.errors import ProtocolError
-from bat.problem import Budget, Problem
-from bat.space import Constraint, Parameter, SearchSpace
+from bat.core.errors import ProtocolError
+from bat.core.problem import Budget, Problem
+from bat.core.space import Constraint, Parameter, SearchSpace
 
 #: What every BAT problem optimises.
 OBJECTIVE = {"name": "time", "unit": "ms", "goal": "minimize"}

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from bat.dataset import Status
-from bat.errors import BatError, BudgetExhaustedError, ProtocolError
-from bat.problem import EvalResult, Problem, profile_cost_s
+from bat.core.dataset import Status
+from bat.core.errors import BatError, BudgetExhaustedError, ProtocolError
+from bat.core.problem import EvalResult, Problem, profile_cost_s
 from bat.protocol.client import Client, ServerError
 from bat.protocol.hello import budget_from_problem, space_from_problem
 from bat.registry import make_tuner

@@ -12,7 +12,7 @@ connection) ends the session like ``done`` does, with everything evaluated so
 far in the trace.
 
 ``StreamTuner`` is the session as a ``Tuner`` for ``bat serve``: the streams
-are given (stdin/stdout or a socket); ``tuner_adapters.external`` starts a
+are given (stdin/stdout or a socket); ``bat.tuner_adapters.external`` starts a
 client process and serves it the same way.
 """
 
@@ -26,10 +26,10 @@ from typing import IO, Any
 
 import numpy as np
 
-from bat.errors import ProtocolError
-from bat.problem import Event, Problem
+from bat.core.errors import ProtocolError
+from bat.core.problem import Event, Problem
+from bat.core.tuner import Tuner, library_seed
 from bat.protocol import PROTOCOL_VERSION, hello, wire
-from bat.tuner import Tuner, library_seed
 
 
 @dataclass

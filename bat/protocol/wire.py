@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from bat.errors import ProtocolError
-from bat.problem import EvalResult, Problem
-from bat.space import SearchSpace
+from bat.core.errors import ProtocolError
+from bat.core.problem import EvalResult, Problem
+from bat.core.space import SearchSpace
 
 #: request type -> (required fields, optional fields), besides ``type`` and ``id``
 REQUEST_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {

@@ -1,7 +1,7 @@
 """Registries by name, read from entry points: tuners, backends, and the recorded datasets.
 
 Datasets: the packages named in the ``bat.datasets`` group ship read-only
-datasets (ours: ``results/``); the user's data folder (bat.userdata) holds
+datasets (ours: ``results/``); the user's data folder (bat.core.userdata) holds
 imported and recorded ones. Each dataset has an id, ``<root>/<path>``
 (``shipped/bat2-kerneltuner/gemm_RTX_3090``, ``data/gemm_A100``); two
 datasets of the same (benchmark, GPU) are an error that names both unless
@@ -17,7 +17,7 @@ keep listing free of tuning libraries. A tuner can also be named by import
 path, ``package.module:Class``, or by a scheme, ``SCHEME:TEXT``: the group
 ``bat.tuner_schemes`` maps a scheme (``exec``) to a Tuner subclass whose
 class method ``scheme_arguments(TEXT)`` gives its keyword arguments. Backends (``bat.backends``) map a name to a
-factory of targets (bat.targets). Entry points are read once per process,
+factory of targets (bat.run.targets). Entry points are read once per process,
 lazily.
 """
 
@@ -34,11 +34,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from bat.benchmark import Benchmark, load_benchmark
-from bat.dataset import Dataset, DatasetMeta
-from bat.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
-from bat.tuner import Tuner, TunerEntry, parse_tuner_options
-from bat.userdata import datasets_dir
+from bat.core.benchmark import Benchmark, load_benchmark
+from bat.core.dataset import Dataset, DatasetMeta
+from bat.core.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
+from bat.core.tuner import Tuner, TunerEntry, parse_tuner_options
+from bat.core.userdata import datasets_dir
 
 #: GPU replayed when none is named: the one GPU with complete data for every shipped benchmark.
 DEFAULT_GPU = "RTX_3090"
@@ -64,7 +64,7 @@ def _tuners() -> dict[str, TunerEntry]:
                 table[f"{ep.name}:{key}" if key else ep.name] = entry
         else:
             raise RegistryError(f"entry point {ep.name} = {ep.value} ({TUNER_GROUP}) is neither a "
-                                "bat.tuner.Tuner subclass nor a mapping of TunerEntry")
+                                "bat.core.tuner.Tuner subclass nor a mapping of TunerEntry")
     return table
 
 
@@ -141,7 +141,7 @@ def tuner_class(spec: str) -> tuple[type[Tuner], dict[str, Any]]:
                                      f"({exc})") from exc
     cls = getattr(module, attr, None)
     if not (isinstance(cls, type) and issubclass(cls, Tuner)):
-        raise RegistryError(f"tuner {spec}: {target} is not a bat.tuner.Tuner subclass")
+        raise RegistryError(f"tuner {spec}: {target} is not a bat.core.tuner.Tuner subclass")
     return cls, kwargs
 
 
@@ -152,7 +152,7 @@ def _scheme_class(scheme: str, text: str) -> tuple[type[Tuner], dict[str, Any]]:
     except ImportError as exc:
         raise MissingDependencyError(f"tuner scheme {scheme}: cannot be loaded: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, Tuner) and hasattr(cls, "scheme_arguments")):
-        raise RegistryError(f"entry point {ep.name} = {ep.value} ({SCHEME_GROUP}) is not a bat.tuner.Tuner "
+        raise RegistryError(f"entry point {ep.name} = {ep.value} ({SCHEME_GROUP}) is not a bat.core.tuner.Tuner "
                             "subclass with a scheme_arguments class method")
     return cls, dict(cls.scheme_arguments(text))
 
@@ -184,7 +184,7 @@ def backend_names() -> list[str]:
 
 
 def backend_factory(name: str) -> Any:
-    """The target factory registered as backend ``name`` (bat.targets.TargetFactory)."""
+    """The target factory registered as backend ``name`` (bat.run.targets.TargetFactory)."""
     table = _backends()
     if name not in table:
         raise UnknownNameError("backend", name, ["auto", *sorted(table)])
@@ -324,7 +324,7 @@ def resolve_dataset(ref: str | Path) -> DatasetEntry:
 def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Benchmark:
     """A benchmark as the command line names it: registered, a space file by path, or the name of
     imported datasets (whose stored space is used; ``gpu`` picks among them)."""
-    from bat.importers import meta_benchmark
+    from bat.formats.importing import meta_benchmark
 
     try:
         return load_benchmark(name_or_path)

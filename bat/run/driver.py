@@ -1,7 +1,7 @@
 """The run driver: one tuner on one target, wired end to end (problem -> tuner -> trace).
 
 ``run_tuner`` is what ``bat run`` and ``bat compare`` call: given a target
-(bat.targets), it builds the Problem with a trace recorder attached, runs the
+(bat.run.targets), it builds the Problem with a trace recorder attached, runs the
 tuner with a seeded generator, and returns the run's summary.
 """
 
@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.problem import Budget, EvalResult, Problem
+from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.trace import TraceRecorder
+from bat.core.tuner import Tuner
 from bat.registry import make_tuner
-from bat.targets import Target
-from bat.trace import TraceRecorder
-from bat.tuner import Tuner
+from bat.run.targets import Target
 
 
 @dataclass

@@ -1,10 +1,10 @@
 """Run one configuration of a benchmark once on the GPU, for a profiler (ncu) watching this process.
 
-``python -m bat.profile_one --benchmark B --config JSON [--size NAME|JSON] [--seed S]``
+``python -m bat.run.profile_one --benchmark B --config JSON [--size NAME|JSON] [--seed S]``
 compiles the configuration with NVRTC (through CuPy), loads it and makes its
 launches once through ``LiveSession.launch_once``: no warm-up and no timing
 loop (ncu replays the kernel it profiles itself), no verification. The
-command line is built by bat.counters.profiler. Exit status 0 when the
+command line is built by bat.toolchain.profiler. Exit status 0 when the
 launches ran; 1 with the reason on stderr when the configuration did not
 compile or launch, or BAT refused (no CuPy, unknown benchmark, bad JSON).
 """
@@ -16,7 +16,7 @@ import sys
 
 import typer
 
-from bat.errors import BackendError, BatError
+from bat.core.errors import BackendError, BatError
 
 
 def parse_object(text: str, option: str) -> dict:
@@ -40,8 +40,8 @@ def profile_one(
     try:
         values = parse_object(config, "--config")
         from bat.backends.live.session import LiveSession
-        from bat.benchmark import load_benchmark
-        from bat.compiling import cupy_compiler
+        from bat.core.benchmark import load_benchmark
+        from bat.toolchain.compiling import cupy_compiler
 
         bench = load_benchmark(benchmark)
         problem_size = bench.size(parse_object(size, "--size") if size.startswith("{") else size)
@@ -54,7 +54,7 @@ def profile_one(
         finally:
             session.close()
     except BatError as exc:
-        print(f"bat.profile_one: {exc}", file=sys.stderr)
+        print(f"bat.run.profile_one: {exc}", file=sys.stderr)
         raise typer.Exit(1) from None
 
 

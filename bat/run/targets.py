@@ -17,14 +17,14 @@ from pathlib import Path
 
 from bat.backends.emulated import CORRECTNESS_ONLY
 from bat.backends.replay import NOISE_MODES, ReplayBackend
-from bat.benchmark import Benchmark, ProblemSize
-from bat.dataset import Dataset
-from bat.errors import BackendError, UnknownNameError
-from bat.gpus import known_cuda_cores
-from bat.importers import dataset_benchmark
-from bat.problem import Backend, TargetFacts
+from bat.core.benchmark import Benchmark, ProblemSize
+from bat.core.dataset import Dataset
+from bat.core.errors import BackendError, UnknownNameError
+from bat.core.gpus import known_cuda_cores
+from bat.core.problem import Backend, TargetFacts
+from bat.core.space import SearchSpace
+from bat.formats.importing import dataset_benchmark
 from bat.registry import find_dataset, resolve_benchmark
-from bat.space import SearchSpace
 
 
 @dataclass
@@ -57,7 +57,7 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
     A dataset given for a Benchmark object may have been recorded on another space with the same
     parameters (a user's copy with another constraint): the Benchmark's space is used as written and
     only the recorded configurations it allows are ever asked for. ``noise``: see ReplayBackend. Its
-    facts: the dataset's GPU and its core count when the GPU is known (bat.gpus), the benchmark's
+    facts: the dataset's GPU and its core count when the GPU is known (bat.core.gpus), the benchmark's
     launch geometry, the dataset.
     """
     if dataset is None and path is not None:
@@ -94,7 +94,7 @@ def best_in(dataset: Dataset, space: SearchSpace) -> float | None:
 def command_target(bench: Benchmark, *, small: bool = False) -> Target:
     """A target that compiles and runs a command benchmark's program on this host."""
     from bat.backends.command import command_backend
-    from bat.recording.command import host_id
+    from bat.run.recording.command import host_id
 
     return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None)
 

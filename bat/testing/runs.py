@@ -13,11 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bat.problem import Budget, Problem, ProblemStats
-from bat.space import SearchSpace
+from bat.core.problem import Budget, Problem, ProblemStats
+from bat.core.space import SearchSpace
+from bat.core.trace import TraceRecorder
+from bat.core.tuner import Tuner
 from bat.testing.synthetic import FAKE_COST_S, FakeBackend, constrained_space, synthetic_facts, tiny_space, typed_space
-from bat.trace import TraceRecorder
-from bat.tuner import Tuner
 
 #: evaluations asked for in the budget checks (the synthetic space has 456 valid configurations)
 BUDGET = 15
@@ -61,7 +61,7 @@ class Run:
 
 
 def execute(name: str, tuner: Tuner, seed: int) -> Run:
-    """Run ``RUNS[name]`` with ``tuner``, wired as ``bat.driver.run_tuner`` wires it, plus a cap on proposals."""
+    """Run ``RUNS[name]`` with ``tuner``, wired as ``bat.run.driver.run_tuner`` wires it, plus a cap on proposals."""
     space_fn, budget = RUNS[name]
     space, backend = space_fn(), FakeBackend()
     recorder = TraceRecorder(space.names)

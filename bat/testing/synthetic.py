@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.counters.metrics import METRICS
-from bat.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.problem import EvalResult, TargetFacts
-from bat.space import Constraint, Parameter, SearchSpace
+from bat.core.counters import METRICS
+from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
+from bat.core.problem import EvalResult, TargetFacts
+from bat.core.space import Constraint, Parameter, SearchSpace
 
 #: simulated seconds each fake evaluation costs
 FAKE_COST_S = 0.5

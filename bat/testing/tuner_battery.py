@@ -55,11 +55,11 @@ from typing import Any
 
 import pandas as pd
 
-from bat.errors import TunerError
+from bat.core.errors import TunerError
+from bat.core.tuner import ExpectedFailure, Tuner
 from bat.testing.other_process import OtherProcess, shared
 from bat.testing.runs import BUDGET, COMPARED, TIME_EVALS, Run, execute
 from bat.testing.synthetic import FAKE_COST_S
-from bat.tuner import ExpectedFailure, Tuner
 
 CHECKS = ("full_budget", "time_budget", "small_space", "value_types", "proposal_waste", "cross_process")
 #: the largest share of proposals that may be rejected or repeated (``proposal_waste``; see the module docstring)
@@ -80,7 +80,7 @@ def expected_failures(tuner: Tuner) -> dict[str, ExpectedFailure]:
         if not (isinstance(expected, ExpectedFailure) and isinstance(expected.raises, type)
                 and issubclass(expected.raises, BaseException)):
             raise TunerError(f"{type(tuner).__name__}.battery_expected_failures[{check!r}] is {expected!r}; "
-                             "declare bat.tuner.ExpectedFailure(raises=<exception type>, reason=...)")
+                             "declare bat.core.tuner.ExpectedFailure(raises=<exception type>, reason=...)")
     return declared
 
 

@@ -1,12 +1,12 @@
 """Compiling configurations ahead of the device: compile jobs, two NVRTC compilers, the pool.
 
 A ``CompileJob`` (source, ``-D`` macros, architecture) is picklable and goes
-to a worker process; a compiler turns it into a ``bat.nvrtc.CompileResult``
+to a worker process; a compiler turns it into a ``bat.toolchain.nvrtc.CompileResult``
 (cubin, log, seconds, ptxas resource use) and never raises for a
 configuration that does not compile: that is data. Two compilers: NVRTC
-through cuda-bindings (``nvrtc_compiler``, bat.nvrtc, needs no GPU) and NVRTC
+through cuda-bindings (``nvrtc_compiler``, bat.toolchain.nvrtc, needs no GPU) and NVRTC
 through CuPy's own bindings (``cupy_compiler``, what the GPU machine has);
-both use the same options (``bat.nvrtc.compile_options``). Neither needs a
+both use the same options (``bat.toolchain.nvrtc.compile_options``). Neither needs a
 CUDA context. This module imports no pandas, so worker processes start fast.
 """
 
@@ -21,12 +21,12 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bat.errors import BackendError
-from bat.nvrtc import CompileResult, compile_options, compile_source
-from bat.resources import parse_ptxas_log
+from bat.core.errors import BackendError
+from bat.toolchain.nvrtc import CompileResult, compile_options, compile_source
+from bat.toolchain.resources import parse_ptxas_log
 
 if TYPE_CHECKING:
-    from bat.problem import EvalResult
+    from bat.core.problem import EvalResult
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ Compiler = Callable[[CompileJob], CompileResult]
 
 
 def nvrtc_compiler(job: CompileJob) -> CompileResult:
-    """Compile with NVRTC through cuda-bindings (bat.nvrtc): works without a GPU."""
+    """Compile with NVRTC through cuda-bindings (bat.toolchain.nvrtc): works without a GPU."""
     return compile_source(job.source, job.macros, arch=job.arch, name=job.name)
 
 
@@ -116,8 +116,8 @@ def _done(job: CompileJob, future: Future) -> tuple[CompileJob, CompileResult]:
 
 def compile_failure(config: Mapping[str, Any], compiled: CompileResult) -> EvalResult:
     """The result of a configuration that did not compile (it never reaches the device)."""
-    from bat.dataset import Status  # imported here: compile workers load this module without pandas
-    from bat.problem import EvalResult
+    from bat.core.dataset import Status  # imported here: compile workers load this module without pandas
+    from bat.core.problem import EvalResult
 
     ms = compiled.seconds * 1000.0
     return EvalResult(config=dict(config), status=Status.COMPILE_ERROR, compile_ms=ms,

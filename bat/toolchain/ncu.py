@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bat.counters.metrics import SPEC_METRICS
-from bat.errors import BackendError, DatasetError, MissingDependencyError
+from bat.core.counters import SPEC_METRICS
+from bat.core.errors import BackendError, DatasetError, MissingDependencyError
 
 REQUIRED_COLUMNS = ("ID", "Kernel Name", "Metric Name", "Metric Value")
 

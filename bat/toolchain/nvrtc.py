@@ -3,7 +3,7 @@
 ``cuda.bindings.nvrtc`` finds ``libnvrtc`` from the ``nvidia-cuda-nvrtc``
 wheel through ``cuda-pathfinder`` (a dependency of cuda-bindings). Compiling
 to a cubin for a real architecture (``sm_90``) runs ptxas, whose ``-v`` log
-gives registers, shared memory, stack frame and spills (bat.resources). A
+gives registers, shared memory, stack frame and spills (bat.toolchain.resources). A
 configuration that fails to compile is data (``CompileResult.ok`` False, the
 log says why); only a missing library or a broken NVRTC raises.
 
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bat.errors import BackendError, MissingDependencyError
-from bat.resources import ResourceUsage, parse_ptxas_log
+from bat.core.errors import BackendError, MissingDependencyError
+from bat.toolchain.resources import ResourceUsage, parse_ptxas_log
 
 if TYPE_CHECKING:  # kept out of compile workers, which import this module
-    from bat.kernel import KernelRunner
+    from bat.core.kernel import KernelRunner
 
 DEFAULT_OPTIONS: tuple[str, ...] = ("--std=c++17",)
 #: environment variable naming the folder of cached compile results (unset: no cache)

@@ -1,13 +1,13 @@
 """Profiling one configuration in a separate process under ncu, for ``bat record`` and the live backend.
 
 The timed run stays unprofiled. After it, ``CounterProfiler.profile`` starts
-``python -m bat.profile_one`` (it compiles that one configuration and
+``python -m bat.run.profile_one`` (it compiles that one configuration and
 launches it once) under Nsight Compute's ``ncu``, filtered to the
 benchmark's kernel, and returns the metrics ncu gave, the metrics it gave no
 value for (named, never zero), and ``profile_ms``: the profiled run's wall
 time. That time covers the whole process (Python and CuPy start, NVRTC
 compilation, ncu's kernel replays), typically seconds per configuration: it
-is what a searcher pays for a profile, and bat.problem charges it for
+is what a searcher pays for a profile, and bat.core.problem charges it for
 profiled re-runs.
 """
 
@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bat.benchmark import Benchmark, ProblemSize
-from bat.counters.metrics import SPEC_METRICS
-from bat.counters.ncu import collect_counters
-from bat.errors import BackendError, MissingDependencyError
+from bat.core.benchmark import Benchmark, ProblemSize
+from bat.core.counters import SPEC_METRICS
+from bat.core.errors import BackendError, MissingDependencyError
+from bat.toolchain.ncu import collect_counters
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,12 @@ def kernel_name(bench: Any) -> str:
 
 def profile_one_command(bench: Benchmark, config: Mapping[str, Any], *, size: ProblemSize, seed: int,
                         python: str = sys.executable) -> list[str]:
-    """The command line that compiles ``config`` and launches it once (``python -m bat.profile_one``).
+    """The command line that compiles ``config`` and launches it once (``python -m bat.run.profile_one``).
 
     The benchmark travels as its space file's path (so a space file outside the package is the
     one profiled) and the size as a JSON object of its values.
     """
-    return [python, "-m", "bat.profile_one", "--benchmark", str(bench.path),
+    return [python, "-m", "bat.run.profile_one", "--benchmark", str(bench.path),
             "--config", _json(config), "--size", _json(size.values), "--seed", str(seed)]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bat.errors import BackendError
+from bat.core.errors import BackendError
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(\w+)'")
 _FRAME = re.compile(

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
 
 FILTER = 15  # the space's filter_width / filter_height (one value each)
 FULL_LIMIT = 512

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
 
 T_SAMP = 4.096e-5
 F_LOW = 1425.0

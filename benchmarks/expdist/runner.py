@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
 
 REDUCE_THREADS = 256
 MIN_BLOCK_X = 32  # smallest block_size_x * tile_size_x of the space

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
 
 ALPHA = np.float32(0.75)
 BETA = np.float32(0.5)

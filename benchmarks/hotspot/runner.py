@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
 
 CHIP = 0.016
 T_CHIP = 0.0005

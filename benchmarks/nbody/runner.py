@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import (
+from bat.core.kernel import (
     CheckResult,
     KernelRunner,
     Launch,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
+from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
 
 SAMPLED = 200_000
 

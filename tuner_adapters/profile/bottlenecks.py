@@ -1,7 +1,7 @@
 """Bottleneck analysis, reaction, scoring and normalisation of the profile-guided search.
 
 Every formula is METHODS.md's ("Profile-guided search"). Counters come in
-by their short names (``bat.counters.metrics.METRICS``) with utilisations
+by their short names (``bat.core.counters.METRICS``) with utilisations
 as Nsight Compute reports them (0-100); the /10 scaling of the spec is
 applied here. Scores use the spec's sign: a candidate that lowers a counter
 that should fall scores positively.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.counters.metrics import INSTRUCTION_TYPES
+from bat.core.counters import INSTRUCTION_TYPES
 
 #: ops counters that get a reaction, in score-column order ("LOC_O" and "threads" are derived)
 REACTED: tuple[str, ...] = (

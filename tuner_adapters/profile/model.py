@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.counters.metrics import INSTRUCTION_TYPES, METRICS
-from bat.dataset import Dataset, Status, counter_columns
-from bat.errors import DatasetError
-from bat.space import SearchSpace
+from bat.core.counters import INSTRUCTION_TYPES, METRICS
+from bat.core.dataset import Dataset, Status, counter_columns
+from bat.core.errors import DatasetError
+from bat.core.space import SearchSpace
 
 #: counters the model predicts (LOC_O comes from LOC_ST and L2_WT; threads from the launch geometry)
 MODELLED: tuple[str, ...] = (

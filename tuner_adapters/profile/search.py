@@ -28,7 +28,7 @@ the same space has counters; online otherwise. The mode and the scoring scope
 are printed when a run starts and kept in ``last_description``.
 
 What the tuner knows of the target comes from ``problem.facts``
-(bat.problem.TargetFacts): the replayed dataset, whether the backend
+(bat.core.problem.TargetFacts): the replayed dataset, whether the backend
 measures counters, the GPU's CUDA core count (the parallelism bottleneck;
 ``cores=`` overrides it) and the launch geometry (thread counts).
 
@@ -49,14 +49,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bat.counters.metrics import METRICS
-from bat.dataset import Dataset
-from bat.errors import TunerError
-from bat.gpus import KNOWN_GPUS
-from bat.problem import EvalResult, Problem
-from bat.tuner import Tuner
-from tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
-from tuner_adapters.profile.sources import ExactSource, NoCounters, OnlineSource, PredictedSource, thread_counts
+from bat.core.counters import METRICS
+from bat.core.dataset import Dataset
+from bat.core.errors import TunerError
+from bat.core.gpus import KNOWN_GPUS
+from bat.core.problem import EvalResult, Problem
+from bat.core.tuner import Tuner
+from bat.tuner_adapters.profile.bottlenecks import REACTED, Constants, bottlenecks, reaction, scores, weights
+from bat.tuner_adapters.profile.sources import ExactSource, NoCounters, OnlineSource, PredictedSource, thread_counts
 
 Source = ExactSource | PredictedSource | OnlineSource | NoCounters
 MODES = ("auto", "exact", "predicted", "online")
@@ -110,7 +110,7 @@ class ProfileSearch(Tuner):
             return NoCounters(problem.space, score_limit=self.score_limit, sample_size=self.sample_size)
 
     def _counter_source(self, problem: Problem) -> ExactSource | PredictedSource | OnlineSource:
-        from tuner_adapters.profile.model import load_model_dataset, shipped_counter_dataset
+        from bat.tuner_adapters.profile.model import load_model_dataset, shipped_counter_dataset
 
         facts, space = problem.facts, problem.space
         replayed = facts.dataset
@@ -146,7 +146,7 @@ class ProfileSearch(Tuner):
         return PredictedSource(self._model(model_data, problem), space, facts.threads, **scoring)
 
     def _model(self, data: Dataset, problem: Problem) -> Any:
-        from tuner_adapters.profile.model import CounterModel
+        from bat.tuner_adapters.profile.model import CounterModel
 
         key = (data.name, data.meta.space_hash, len(data.frame), problem.space.space_hash, self.model_seed)
         if key not in _MODELS:  # the model is a deterministic function of (dataset, space, seed)
@@ -224,7 +224,7 @@ class ProfileSearch(Tuner):
 
     @staticmethod
     def _uniform_rest(problem: Problem, rng: np.random.Generator) -> None:
-        from tuner_adapters.reference.steps import random_unevaluated
+        from bat.tuner_adapters.reference.steps import random_unevaluated
 
         while not problem.exhausted:
             row = random_unevaluated(problem, rng)

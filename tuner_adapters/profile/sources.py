@@ -28,13 +28,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from bat.counters.metrics import METRICS
-from bat.dataset import Dataset, Status
-from bat.errors import TunerError
-from bat.problem import EvalResult
-from bat.space import SearchSpace
-from tuner_adapters.profile.bottlenecks import REACTED, local_overhead
-from tuner_adapters.profile.model import MODELLED, CounterModel
+from bat.core.counters import METRICS
+from bat.core.dataset import Dataset, Status
+from bat.core.errors import TunerError
+from bat.core.problem import EvalResult
+from bat.core.space import SearchSpace
+from bat.tuner_adapters.profile.bottlenecks import REACTED, local_overhead
+from bat.tuner_adapters.profile.model import MODELLED, CounterModel
 
 #: measured configurations before an online model steers the step
 ONLINE_MIN_ROWS = 20

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bat.problem import Problem
-from bat.tuner import Tuner
-from tuner_adapters.reference.steps import random_unevaluated
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner
+from bat.tuner_adapters.reference.steps import random_unevaluated
 
 
 @dataclass(kw_only=True)

@@ -4,7 +4,7 @@ A simplex of d + 1 vertices lives in index space (d = number of parameters
 with more than one value). Reflection, expansion, contraction and shrink use
 the coefficients ``alpha``, ``gamma``, ``rho`` and ``sigma`` (1, 2, 0.5, 0.5 by
 default); every computed point is rounded to the nearest valid configuration
-(:class:`~tuner_adapters.reference.steps.NearestValid`). The search has
+(:class:`~bat.tuner_adapters.reference.steps.NearestValid`). The search has
 converged when the same point appears twice in the simplex; it then restarts
 from a random configuration not evaluated yet, while budget remains. Points
 that were already evaluated are answered from the problem's memory (no
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from bat.problem import Problem
-from bat.tuner import Tuner
-from tuner_adapters.reference.steps import NearestValid, random_unevaluated
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner
+from bat.tuner_adapters.reference.steps import NearestValid, random_unevaluated
 
 
 @dataclass(kw_only=True)

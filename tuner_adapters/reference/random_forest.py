@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.errors import MissingDependencyError
-from bat.problem import Problem
-from bat.tuner import Tuner, library_seed
-from tuner_adapters.reference.steps import row_key
+from bat.core.errors import MissingDependencyError
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner, library_seed
+from bat.tuner_adapters.reference.steps import row_key
 
 
 @dataclass(kw_only=True)

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.problem import Problem
-from bat.tuner import Tuner
+from bat.core.problem import Problem
+from bat.core.tuner import Tuner
 
 
 @dataclass(kw_only=True)

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from bat.problem import Problem
-from bat.space import SearchSpace
+from bat.core.problem import Problem
+from bat.core.space import SearchSpace
 
 #: spaces with at most this many valid configurations are searched exactly when rounding
 EXACT_ROUNDING_LIMIT = 1 << 18

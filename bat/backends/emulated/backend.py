@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bat.backends.emulated.session import EmulatedSession
-from bat.problem import EvalResult
+from bat.core.problem import EvalResult
 
 
 class EmulatedBackend:

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from bat.errors import BackendError, MissingDependencyError
-from bat.nvrtc import macro_options
+from bat.core.errors import BackendError, MissingDependencyError
+from bat.toolchain.nvrtc import macro_options
 
 #: Sanitizers: ``address`` (AddressSanitizer + UndefinedBehaviorSanitizer, the default),
 #: ``thread`` (ThreadSanitizer), ``none`` (fastest, checks only the outputs).

@@ -24,8 +24,8 @@ import numpy as np
 
 from bat.backends.emulated.build import Build
 from bat.backends.procedure import POISON_BYTE
-from bat.errors import BackendError, KernelRunError, OrderDependenceError
-from bat.kernel import Launch
+from bat.core.errors import BackendError, KernelRunError, OrderDependenceError
+from bat.core.kernel import Launch
 
 ORDERS = ("forward", "reverse")
 #: Sanitizer settings: stop at the first report, no leak check (the runtime exits without freeing).

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from bat.kernel import Launch
-from bat.resources import ResourceUsage
+from bat.core.kernel import Launch
+from bat.toolchain.resources import ResourceUsage
 
 ARCH = "sm_90"
 MAX_THREADS_PER_BLOCK = 1024
@@ -81,8 +81,8 @@ def launch_refusal(usage: Mapping[str, ResourceUsage], launches: Sequence[Launch
 def check(source: str, name: str, macros: Mapping[str, object], launches: Sequence[Launch],
           cache: Path) -> GateResult:
     """Compile with NVRTC for sm_90 (or find the outcome cached) and check the launches."""
-    from bat.nvrtc import compile_source
-    from bat.resources import parse_ptxas_log
+    from bat.toolchain.nvrtc import compile_source
+    from bat.toolchain.resources import parse_ptxas_log
 
     version = _nvrtc_version()
     key = hashlib.sha256(json.dumps([CACHE_FORMAT, source, name, sorted((k, str(v)) for k, v in macros.items()),

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from bat.benchmark import Benchmark, ProblemSize
-from bat.errors import SpaceSpecError
+from bat.core.benchmark import Benchmark, ProblemSize
+from bat.core.errors import SpaceSpecError
 
 POOL = 4000
 SEED = 20240611

@@ -23,11 +23,11 @@ from bat.backends.emulated import gate
 from bat.backends.emulated.build import Builder, cache_root
 from bat.backends.emulated.device import ORDERS, EmulatedDevice
 from bat.backends.procedure import INPUT_SEED, allocate, check, execute
-from bat.benchmark import Benchmark, ProblemSize
-from bat.dataset import Status
-from bat.errors import KernelRunError, OrderDependenceError
-from bat.kernel import load_runner
-from bat.problem import EvalResult
+from bat.core.benchmark import Benchmark, ProblemSize
+from bat.core.dataset import Status
+from bat.core.errors import KernelRunError, OrderDependenceError
+from bat.core.kernel import load_runner
+from bat.core.problem import EvalResult
 
 #: Seconds one block may take before it counts as a deadlock.
 BLOCK_TIMEOUT_S = 60.0

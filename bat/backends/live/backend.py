@@ -7,15 +7,15 @@ from dataclasses import replace
 from typing import Any
 
 from bat.backends.live.session import LiveSession
-from bat.compiling import compile_failure, cupy_compiler
-from bat.problem import EvalResult
+from bat.core.problem import EvalResult
+from bat.toolchain.compiling import compile_failure, cupy_compiler
 
 
 class LiveBackend:
     """The Backend of ``bat run`` on a GPU: compiles in this process, then measures.
 
     With ``counters=True`` every configuration measured ok is also profiled
-    under ncu in a separate process (bat.counters.profiler): the Problem does
+    under ncu in a separate process (bat.toolchain.profiler): the Problem does
     not tell the backend which evaluations a tuner wants profiled, so all are.
     That costs seconds of wall time per configuration; it lands in
     ``extra["profile_ms"]``, not in ``cost_s``, and the Problem charges it for
@@ -25,7 +25,7 @@ class LiveBackend:
     name = "live"
 
     def __init__(self, session: LiveSession, *, counters: bool = False, ncu: str = "ncu") -> None:
-        from bat.counters.profiler import CounterProfiler
+        from bat.toolchain.profiler import CounterProfiler
 
         self.session = session
         self._key = 0

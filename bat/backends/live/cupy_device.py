@@ -14,7 +14,7 @@ CuPy call BAT makes, in one place:
 - bat.backends.live.device: ``cupy.cuda.runtime.getDeviceCount``, ``getDeviceProperties``,
   ``driverGetVersion``, ``runtimeGetVersion``, ``cupy.cuda.Device(id).attributes`` and
   ``.compute_capability``, ``cupy.cuda.nvrtc.getVersion``;
-- bat.compiling.cupy_compiler: ``cupy.cuda.nvrtc`` (createProgram, compileProgram,
+- bat.toolchain.compiling.cupy_compiler: ``cupy.cuda.nvrtc`` (createProgram, compileProgram,
   getProgramLog, getCUBIN, destroyProgram).
 
 CuPy is imported when a device is made, never when this module is.
@@ -33,8 +33,8 @@ import numpy as np
 
 from bat.backends.live.device import cupy_module
 from bat.backends.procedure import POISON_BYTE
-from bat.errors import RunTimeoutError
-from bat.kernel import Launch
+from bat.core.errors import RunTimeoutError
+from bat.core.kernel import Launch
 
 
 class CupyDevice:

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bat.errors import MissingDependencyError, UnknownNameError
-from bat.gpus import cuda_cores
+from bat.core.errors import MissingDependencyError, UnknownNameError
+from bat.core.gpus import cuda_cores
 
 
 def gpu_available() -> bool:
@@ -83,5 +83,5 @@ def device_cores(sm_count: int | None, capability: str) -> int | None:
         return None
     try:
         return cuda_cores(int(sm_count), capability)
-    except UnknownNameError:  # a compute capability newer than bat.gpus knows
+    except UnknownNameError:  # a compute capability newer than bat.core.gpus knows
         return None

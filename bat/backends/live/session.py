@@ -19,13 +19,13 @@ it is still running after the grace period, or after a sticky CUDA error
 (illegal address), the session marks itself ``broken`` and only a fresh
 process (``bat record --resume``) gets a usable device back.
 
-The same session is the executor of ``bat record`` (bat.recording.engine): there the
+The same session is the executor of ``bat record`` (bat.run.recording.engine): there the
 NVRTC compilation runs ahead in worker processes (``cupy_compiler``, NVRTC
 through CuPy's bindings, no CUDA context needed) and only the cubin reaches
 this process. CuPy is imported only when a session starts.
 
 ``launch_once`` runs a configuration once, untimed and unverified: what
-``python -m bat.profile_one`` does under ncu to collect counters
+``python -m bat.run.profile_one`` does under ncu to collect counters
 (``LiveBackend(counters=True)``, ``bat record --counters``).
 """
 
@@ -42,12 +42,12 @@ import numpy as np
 from bat.backends.live.cupy_device import CupyDevice
 from bat.backends.live.device import device_info
 from bat.backends.procedure import INPUT_SEED, allocate, check, execute
-from bat.benchmark import Benchmark, ProblemSize
-from bat.compiling import CompileJob, CompileResult, cupy_compiler
-from bat.dataset import Status
-from bat.errors import BackendError, RunTimeoutError
-from bat.kernel import load_runner
-from bat.problem import EvalResult
+from bat.core.benchmark import Benchmark, ProblemSize
+from bat.core.dataset import Status
+from bat.core.errors import BackendError, RunTimeoutError
+from bat.core.kernel import load_runner
+from bat.core.problem import EvalResult
+from bat.toolchain.compiling import CompileJob, CompileResult, cupy_compiler
 
 __all__ = ["DEFAULT_REPEATS", "DEFAULT_TIMEOUT_S", "INPUT_SEED", "LiveSession"]
 
@@ -60,7 +60,7 @@ DEFAULT_TIMEOUT_S = 10.0
 class LiveSession:
     """A benchmark at one problem size on one GPU; measures compiled configurations.
 
-    It is also the ``Executor`` of bat.recording.engine (``compiler``, ``job``, ``measure``,
+    It is also the ``Executor`` of bat.run.recording.engine (``compiler``, ``job``, ``measure``,
     ``broken``). ``bench`` may be any loaded benchmark with a kernel section, a space file given
     by path included.
     """

@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bat.backends.command import CommandBackend, command_backend
-from bat.commandspec import CommandSpec
-from bat.dataset import Dataset, DatasetMeta
-from bat.importers import remember_space
-from bat.nvrtc import CompileResult
-from bat.problem import EvalResult
-from bat.recording.engine import (
+from bat.core.commandspec import CommandSpec
+from bat.core.dataset import Dataset, DatasetMeta
+from bat.core.problem import EvalResult
+from bat.formats.importing import remember_space
+from bat.run.recording.engine import (
     CompileJob,
     Outcome,
     RecordPlan,
@@ -38,9 +37,10 @@ from bat.recording.engine import (
     sample_valid,
     to_dataset,
 )
+from bat.toolchain.nvrtc import CompileResult
 
 if TYPE_CHECKING:
-    from bat.benchmark import Benchmark
+    from bat.core.benchmark import Benchmark
 
 
 def host_cpu() -> str:

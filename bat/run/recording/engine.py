@@ -4,7 +4,7 @@ Pipeline: the work list (every valid configuration in id order, or a seeded
 uniform sample of them) -> compile jobs -> a process pool that compiles ahead
 of the device -> the executor measures each compiled configuration, in
 work-list order -> one journal line per finished configuration
-(bat.recording.journal) -> merged into a dataset at the end, or whenever the run
+(bat.run.recording.journal) -> merged into a dataset at the end, or whenever the run
 stops early (``partial`` then says so).
 
 Everything here is device-neutral: the device sits behind an ``Executor``
@@ -16,7 +16,7 @@ cleanly and resumably, after ``limit`` configurations, after ``max_seconds``,
 or when the executor says its device can no longer be trusted (``broken``,
 after a timeout or a sticky CUDA error: only a fresh process resets it).
 
-With a ``profiler`` (bat.counters.profiler.CounterProfiler, ``--counters``)
+With a ``profiler`` (bat.toolchain.profiler.CounterProfiler, ``--counters``)
 each configuration measured ok is run once more, in a separate process under
 ncu: its counters (columns named by metric), the metrics without a value
 (named in the journal and the dataset metadata, NaN in the dataset) and the
@@ -38,13 +38,13 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from bat.compiling import CompileJob, Compiler, CompileResult, compile_ahead, compile_failure
-from bat.counters.profiler import Profile, counter_provenance
-from bat.dataset import CORE_COLUMNS, RESOURCE_COLUMNS, Dataset, DatasetMeta, Status, make_frame
-from bat.errors import DatasetError
-from bat.problem import EvalResult
-from bat.recording.journal import Journal
-from bat.space import SearchSpace
+from bat.core.dataset import CORE_COLUMNS, RESOURCE_COLUMNS, Dataset, DatasetMeta, Status, make_frame
+from bat.core.errors import DatasetError
+from bat.core.problem import EvalResult
+from bat.core.space import SearchSpace
+from bat.run.recording.journal import Journal
+from bat.toolchain.compiling import CompileJob, Compiler, CompileResult, compile_ahead, compile_failure
+from bat.toolchain.profiler import Profile, counter_provenance
 
 
 # -- work list -------------------------------------------------------------------------------
@@ -93,7 +93,7 @@ class Executor(Protocol):
 
 
 class Profiler(Protocol):
-    """Counters of one configuration from a separate profiled run (bat.counters.profiler)."""
+    """Counters of one configuration from a separate profiled run (bat.toolchain.profiler)."""
 
     metrics: tuple[str, ...]
 

@@ -1,7 +1,7 @@
 """Checkpoint journal: append-only JSON lines, one per finished configuration.
 
 ``bat record`` keeps one per recording, ``bat run`` on a measuring backend
-one per run (bat.recording.run_journal); the header's ``kind`` tells them
+one per run (bat.run.recording.run_journal); the header's ``kind`` tells them
 apart. The first line is a header (what is being measured, on which device);
 every later line is one finished configuration, written, flushed and fsynced
 before the next one starts, so a recording killed at any moment (``kill -9``
@@ -24,8 +24,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from bat.atomic import publish
-from bat.errors import DatasetError
+from bat.core.atomic import publish
+from bat.core.errors import DatasetError
 
 KIND = "bat-record-journal"  # the default kind: a recording's journal
 VERSION = 1

@@ -3,7 +3,7 @@
 A run whose backend measures (live GPU, command, emulated; anything but a
 replay of recorded data) keeps every evaluation the backend made in a
 journal beside its trace, ``<trace name>.<token>.journal.jsonl``
-(bat.recording.journal: fsynced JSON lines, locked while its run is alive,
+(bat.run.recording.journal: fsynced JSON lines, locked while its run is alive,
 a unique token so that two identical runs never share one). When the run
 ends its trace is written and the journal removed. When it is interrupted
 (Ctrl-C, SIGTERM, ``kill -9``, a lost machine) the journal stays, and the
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bat.dataset import Status
-from bat.errors import DatasetError
-from bat.problem import Backend, EvalResult
-from bat.recording.journal import Journal
+from bat.core.dataset import Status
+from bat.core.errors import DatasetError
+from bat.core.problem import Backend, EvalResult
+from bat.run.recording.journal import Journal
 
 KIND = "bat-run-journal"
 SUFFIX = ".journal.jsonl"
