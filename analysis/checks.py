@@ -96,9 +96,8 @@ class DataCheck:
 def check_dataset(dataset: Dataset, space: SearchSpace | None = None, peers: Sequence[Peer] = ()) -> DataCheck:
     """Run every check on ``dataset`` (``space``: the one it belongs to; ``peers``: other GPUs)."""
     if space is None:
-        from bat.formats.importing import dataset_space
 
-        space = dataset_space(dataset)
+        space = dataset.meta.load_benchmark().space
     out = DataCheck(dataset.name)
     out.findings += _scale(dataset, peers)
     out.findings += _repeats(dataset)

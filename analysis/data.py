@@ -64,14 +64,13 @@ def load_dataset_data(refs: list[str]) -> list[BenchmarkData]:
 
 def group_by_space(entries: list[DatasetEntry]) -> list[BenchmarkData]:
     """Datasets grouped by the space they were recorded on, each group with its benchmark's name and space."""
-    from bat.formats.importing import meta_benchmark
 
     groups: dict[str, list[DatasetEntry]] = {}
     for entry in entries:
         groups.setdefault(entry.meta.space_hash, []).append(entry)
     out = []
     for entries in groups.values():
-        bench = meta_benchmark(entries[0].meta)
+        bench = entries[0].meta.load_benchmark()
         out.append(_group(bench.name, bench.space, entries))
     return sorted(out, key=lambda d: d.benchmark)
 

@@ -49,6 +49,20 @@ class Repeater(Tuner):
 
 
 @dataclass(kw_only=True)
+class ReadsTheBudget(Tuner):
+    """Claims to be budget-agnostic, but draws one sample the size of the remaining budget."""
+
+    budget_agnostic = True
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        space = problem.space
+        while not problem.exhausted:
+            for row in space.sample_valid(min(problem.remaining or 6, space.count_valid()), rng):
+                if not problem.exhausted and not problem.is_evaluated(space.config(row)):
+                    problem.evaluate(space.config(row))
+
+
+@dataclass(kw_only=True)
 class HashOrdered(RandomSearch):
     """Random search whose first proposal is chosen by a string's hash (which differs between processes)."""
 

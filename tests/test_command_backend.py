@@ -281,7 +281,7 @@ def test_bat_run_end_to_end(tmp_path):
 def test_record_writes_an_ordinary_dataset_with_provenance(tmp_path, scratch):
     bench = load_benchmark("matmul_c")
     out = tmp_path / "matmul_c.parquet"
-    dataset, outcome = record_command_benchmark(bench, out, small=True, sample=4, seed=1)
+    dataset, outcome, _ = record_command_benchmark(bench, out, small=True, sample=4, seed=1)
     assert outcome.complete and outcome.done == 4
     loaded = Dataset.load(out)
     assert loaded.meta == dataset.meta

@@ -22,9 +22,7 @@ from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, re
 from bat.analysis.compare.execute import plan_chunks, run_campaign, run_cost
 from bat.analysis.compare.report import write_outputs
 from bat.core.errors import BatError, RegistryError, UnknownNameError
-from bat.core.problem import Budget
-from bat.registry import make_tuner, tuner_names
-from bat.run.driver import run_tuner
+from bat.registry import tuner_names
 from bat.run.targets import replay_target
 
 PNPOLY = ("pnpoly", "RTX_3090")
@@ -65,31 +63,6 @@ def test_budget_policy_runs_agnostic_tuners_once_and_others_per_budget() -> None
     first_runs = [r for r in runs if r.tuner.label == "first"]
     assert [r.budgets for r in random_runs] == [(4, 8, 16)] * 2
     assert sorted(r.budgets for r in first_runs) == [(4,), (4,), (8,), (8,), (16,), (16,)]
-
-
-def _budget_agnostic() -> list[str]:
-    """Installed registered tuners that declare themselves budget-agnostic (random: in distribution)."""
-    out = []
-    for name in tuner_names():
-        try:
-            if make_tuner(name).budget_agnostic and name != "reference:random":
-                out.append(name)
-        except BatError:
-            continue
-    return out
-
-
-@pytest.mark.parametrize("name", _budget_agnostic())
-def test_budget_agnostic_tuners_trace_prefix_equals_a_shorter_run(name: str) -> None:
-    """The claim behind reusing one run for every smaller budget, checked per declaring tuner."""
-    target = replay_target(*PNPOLY)
-    params = list(target.space.names)
-    short = run_tuner(make_tuner(name), target, budget=Budget(max_evals=6), seed=11).trace
-    long = run_tuner(make_tuner(name), target, budget=Budget(max_evals=24), seed=11).trace
-    a = short.loc[short["charged"], params].reset_index(drop=True)
-    b = long.loc[long["charged"], params].head(6).reset_index(drop=True)
-    assert len(a) == 6
-    assert a.equals(b)
 
 
 def stored(out: Path) -> dict[str, tuple]:
@@ -264,7 +237,6 @@ def test_dask_local_cluster_runs_the_campaign(tmp_path: Path) -> None:
 
 def test_sample_size_study_preset_names_registered_tuners() -> None:
     from bat.analysis.compare.presets import preset
-    from bat.registry import tuner_names
 
     p = preset("sample-size-study")
     assert set(p.tuners) <= set(tuner_names())

@@ -29,7 +29,8 @@ SCRIPT = textwrap.dedent(
     for args in (["list"], ["space"], ["run", "-t", "reference:random", "-b", "gemm", "-n", "10", "-o", sys.argv[2]]):
         code = main(args)
         assert code == 0, (args, code)
-    import bat.run.recording.engine, bat.backends.live.backend, bat.backends.command  # the GPU machine's paths import too
+    # the GPU machine's paths import too
+    import bat.run.recording.engine, bat.backends.live.backend, bat.backends.command
     print("CORE-OK")
     """
 )

@@ -11,7 +11,7 @@ import pytest
 from bat.core.benchmark import load_benchmark
 from bat.core.dataset import Dataset, Status
 from bat.core.errors import DatasetError, SpaceMismatchError
-from bat.formats.importing import dataset_space, import_file
+from bat.formats.importing import import_file
 from bat.formats.kerneltuner import read_json, to_cache, write_cache
 from bat.formats.t4 import read_t4, to_t4, write_t4
 
@@ -69,7 +69,7 @@ def test_unknown_kernel_gets_an_inferred_space(published_dir, tmp_path):
     assert imp.space.names == ("BM", "BX", "TS", "UM")
     assert imp.space.cardinality == 4092
     saved = Dataset.load(imp.dataset.save(tmp_path / "m.parquet"))
-    assert dataset_space(saved).space_hash == imp.space.space_hash
+    assert saved.meta.load_benchmark().space.space_hash == imp.space.space_hash
 
 
 def test_value_outside_the_space_is_reported(published_dir, tmp_path):

@@ -1,4 +1,4 @@
-"""A tuner from an installed third-party package: pip-installed, listed by ``bat list tuners``, run by ``bat run``.
+"""A tuner and a backend from an installed third-party package: pip-installed, listed, used by ``bat run``.
 
 The package is written and built here (setuptools, no network), installed
 with pip into a temporary folder, and put on the ``PYTHONPATH`` of the
@@ -29,6 +29,9 @@ version = "0.1.0"
 
 [project.entry-points."bat.tuners"]
 first_valid = "bat_first_valid:FirstValid"
+
+[project.entry-points."bat.backends"]
+constant = "bat_first_valid:CONSTANT"
 """
 
 MODULE = '''\
@@ -38,7 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bat.core.dataset import Status
+from bat.core.problem import EvalResult
 from bat.core.tuner import Tuner
+from bat.run.targets import BackendProvider, Offer, Target
 
 
 @dataclass(kw_only=True)
@@ -54,6 +60,30 @@ class FirstValid(Tuner):
         while not problem.exhausted and rank < space.count_valid():
             problem.evaluate(space.config(space.unrank_valid(np.array([rank]))[0]))
             rank += 1
+
+
+class Constant:
+    """A third-party backend: every configuration takes 1 ms."""
+
+    name = "constant"
+
+    def describe(self):
+        return "a constant-time stand-in device"
+
+    def evaluate(self, config):
+        return EvalResult(config=dict(config), status=Status.OK, objective_ms=1.0, times_ms=(1.0,))
+
+    def close(self):
+        pass
+
+
+def offer(bench, request):
+    """It serves ``auto`` for pnpoly only, ahead of every backend of BAT's own."""
+    return Offer(1000, "the constant device serves pnpoly") if bench.name == "pnpoly" else None
+
+
+CONSTANT = BackendProvider(make=lambda bench, request: Target(bench.name, "constant", bench.space, Constant(), None),
+                           offer=offer, why="on the constant device")
 '''
 
 
@@ -99,3 +129,14 @@ def test_an_installed_package_adds_a_tuner(installed, tmp_path):
 def test_without_the_package_the_tuner_is_unknown(tmp_path):
     ran = bat(tmp_path, "run", "--tuner", "first_valid", "--benchmark", "pnpoly", "--budget", "4")
     assert ran.returncode == 2 and "unknown tuner 'first_valid'" in ran.stderr
+
+
+def test_an_installed_backend_takes_part_in_auto(installed, tmp_path):
+    listed = bat(installed, "list", "backends")
+    assert listed.returncode == 0 and "constant" in listed.stdout, listed.stderr
+    ran = bat(installed, "run", "-t", "reference:random", "-b", "pnpoly", "-n", "3", "-o", str(tmp_path / "p.parquet"))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines()[0].startswith("the constant device serves pnpoly: a constant-time stand-in device")
+    assert "best time: 1.0000 ms" in ran.stdout
+    other = bat(installed, "run", "-t", "reference:random", "-b", "gemm", "-n", "3", "-o", str(tmp_path / "g.parquet"))
+    assert other.returncode == 0 and other.stdout.startswith("no GPU found, replaying"), other.stderr  # offers nothing

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bat.core.errors import OutputError, RunInterrupted
 from bat.core.problem import Budget
 from bat.run.driver import run_tuner
 from bat.run.recording.run_journal import SUFFIX, JournalledBackend, journal_header, open_checkpoint
@@ -73,6 +74,29 @@ def test_resumed_run_equals_uninterrupted_and_measures_nothing_twice(tmp_path: P
     assert len(measuring.calls) == BUDGET - 11  # nothing the journal held was measured again
     columns = [c for c in whole.trace.columns if c != "tuner_s"]
     assert resumed.trace[columns].equals(whole.trace[columns])
+
+
+@pytest.mark.parametrize("tuner", ["reference:genetic", "optuna"])
+def test_the_library_resumes_like_bat_run(tmp_path: Path, tuner: str) -> None:
+    """``run_tuner(out=..., resume=True)`` in a notebook does what ``bat run --resume`` does."""
+    trace = tmp_path / "run.parquet"
+    whole = run_tuner(tuner, _target(FakeBackend()), budget=Budget(max_evals=BUDGET), seed=4)
+    with pytest.raises(RunInterrupted, match=r"11 evaluations kept in .*run\.parquet\.\w+\.journal\.jsonl"):
+        run_tuner(tuner, _target(_Interrupting(FakeBackend(), after=11)), budget=Budget(max_evals=BUDGET),
+                  seed=4, out=trace)
+    assert not trace.exists() and len(list(tmp_path.glob(f"*{SUFFIX}"))) == 1
+    measuring, heard = FakeBackend(), []
+    resumed = run_tuner(tuner, _target(measuring), budget=Budget(max_evals=BUDGET), seed=4, out=trace,
+                        resume=True, on_note=heard.append)
+    assert len(measuring.calls) == BUDGET - 11 and resumed.reused == 11
+    assert heard[0].startswith("resuming: 11 evaluations from ") and heard == resumed.notes
+    assert heard[-1] == ("resumed: 11 evaluations answered from the interrupted run's journal, "
+                         f"{BUDGET - 11} measured now")
+    assert resumed.trace_path == trace and not list(tmp_path.glob(f"*{SUFFIX}"))
+    columns = [c for c in whole.trace.columns if c != "tuner_s"]
+    assert resumed.trace[columns].equals(whole.trace[columns])
+    with pytest.raises(OutputError, match="exists"):  # no clobbering without force
+        run_tuner(tuner, _target(FakeBackend()), budget=Budget(max_evals=3), seed=4, out=trace)
 
 
 def test_a_live_or_different_run_is_never_taken_over(tmp_path: Path) -> None:

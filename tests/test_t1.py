@@ -12,7 +12,7 @@ import pytest
 from bat.cli import main
 from bat.core.benchmark import benchmark_from_dict, benchmark_names, load_benchmark
 from bat.core.errors import SpaceSpecError
-from bat.formats.t1 import space_to_t1, t1_to_space, t1_values, translate_condition, write_t1
+from bat.core.t1 import space_to_t1, t1_to_space, t1_values, translate_condition, write_t1
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "t1"
 

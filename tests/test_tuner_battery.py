@@ -79,6 +79,8 @@ def test_each_check_catches_the_tuner_that_breaks_it() -> None:
     assert set(failures) == {"proposal_waste"} and f"the bound is {MAX_WASTE:.0%}" in failures["proposal_waste"]
     failures = _failures(bad.HashOrdered)
     assert set(failures) == {"cross_process"} and "PYTHONHASHSEED" in failures["cross_process"]
+    failures = _failures(bad.ReadsTheBudget)
+    assert set(failures) == {"budget_agnostic"} and "declared budget-agnostic" in failures["budget_agnostic"]
 
 
 def test_check_tuner_reports_a_tuner_that_breaks_the_rules() -> None:

@@ -7,8 +7,13 @@ nodes) and frees them again. glibc serves blocks that large with ``mmap`` and gi
 GEMM run, 2.6 M page faults and more than half of the process's CPU time
 in the kernel. Inside ``heap_kept()`` glibc serves every block from the heap
 (``M_MMAP_MAX`` = 0) and keeps freed memory there (``M_TRIM_THRESHOLD`` =
-1 GiB), so the next fit reuses pages already mapped. Afterwards glibc's
-defaults are set again and the free memory is returned (``malloc_trim``).
+1 GiB), so the next fit reuses pages already mapped. Afterwards both
+parameters get glibc's default values again and the free memory is returned
+(``malloc_trim``). Not everything is as before: setting either parameter
+turns glibc's dynamic mmap threshold off for the rest of the process (see
+``mallopt(3)``), so the threshold stays at its 128 KiB default instead of
+rising as large blocks are freed; later large allocations of the process
+are then served by ``mmap`` more often than they would have been.
 
 The settings are the process's own, made by the adapter that needs them;
 no environment variable is involved. Elsewhere than glibc (musl, macOS) the

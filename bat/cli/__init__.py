@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except ClickException as exc:  # typer's own copy of click: usage errors
         return _fail(_usage_line(exc), EXIT_USAGE, debug)
-    except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_INTERRUPTED, debug)
+    except KeyboardInterrupt as exc:  # a journalled run's (RunInterrupted) names its journal
+        return _fail(str(exc) or "interrupted", EXIT_INTERRUPTED, debug)
     except OSError as exc:  # a path the user gave: missing, unwritable, a folder, a full disk
         return _fail(_os_line(exc), EXIT_USAGE, debug)
     except typer.Abort as exc:  # typer turns an unexpected end of input (EOFError) into this

@@ -7,10 +7,15 @@ when a cell regressed against the baseline, 2 on a usage or BAT error.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from bat.cli.options import finite
+
+if TYPE_CHECKING:
+    from bat.analysis.compare.study import Comparison
 
 #: Seconds to wait for a --scheduler to answer.
 SCHEDULER_TIMEOUT_S = 10
@@ -65,94 +70,71 @@ def compare(
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bat.analysis.compare.assess import analyse, gate
-    from bat.analysis.compare.baseline import check_overlap, load_baseline
-    from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
-    from bat.analysis.compare.execute import run_campaign
-    from bat.analysis.compare.methodology import parse_success
-    from bat.analysis.compare.presets import preset as get_preset
-    from bat.analysis.compare.report import write_outputs
+    from bat.analysis.compare.study import compare as run_comparison
+    from bat.analysis.compare.study import plan_campaign
     from bat.cli.console import console
-    from bat.core.atomic import check_output_folder
-    from bat.core.locking import FolderLock
 
-    success = parse_success(success)  # a bad value fails before any run
-    p = get_preset(preset) if preset else None
-    tuner_list = _split(tuners) or (list(p.tuners) if p else None)
-    if not tuner_list:
-        raise typer.BadParameter("give --tuners or --preset", param_hint="--tuners")
     try:
-        budget_list = [int(b) for b in (_split(budgets) or [])] or (list(p.budgets) if p else
-                                                                    [25, 50, 100, 200, 400])
+        budget_list = [int(b) for b in (_split(budgets) or [])]
     except ValueError as exc:
         raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
-    if datasets:
-        if benchmarks != "all" or gpus:
-            raise CampaignError("--dataset: give --dataset or --benchmarks/--gpus, not both")
-        if backend != "replay":
-            raise CampaignError(f"--dataset replays recorded data; it cannot run on backend {backend!r}")
-        targets, chosen = dataset_targets(_split(datasets) or [])
-    else:
-        targets, chosen = resolve_targets(_split(benchmarks), _split(gpus)), ()
-    campaign = Campaign(
-        tuners=tuple(TunerSpec.parse(t) for t in tuner_list),
-        targets=targets, datasets=chosen,
-        budgets=tuple(budget_list), repeats=repeats, seed=seed,
-        remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
-        backend=backend, notes=(p.note,) if p else (), noise=noise,
-    )
-    for t in campaign.tuners:
-        t.build()  # an unknown or broken tuner fails before any run
-    base = load_baseline(baseline) if baseline else None  # and a baseline that could not gate this campaign
-    gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
+    bench_list = _split(benchmarks)
+    campaign = plan_campaign(tuners=_split(tuners), benchmarks=None if bench_list == ["all"] else bench_list,
+                             datasets=_split(datasets), gpus=_split(gpus), budgets=budget_list, repeats=repeats,
+                             seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise)
     if scheduler:
         _check_scheduler(scheduler)
-    check_output_folder(out, what="--out")
-    with FolderLock(out, "--out"):  # a second campaign on this folder exits 2 naming this one
-        with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
-            task = bar.add_task("runs", total=None)
-            done = run_campaign(campaign, out, workers=workers, scheduler=scheduler,
-                                progress=lambda k, n: bar.update(task, completed=k, total=n))
-        console.print(f"{done.executed} runs executed, {done.reused} reused from {out / 'runs.sqlite'} "
-                      f"({done.wall_s:.1f} s)")
-        result = analyse(campaign, done.records, alpha=alpha, success=success)
-        if base is not None:
-            result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
-        paths = write_outputs(out, campaign, result, done.records, plots=plots)
-        console.print(f"summary: {paths['summary']}; numbers and traces: {paths['json']}")
-        m = result.methodology
-        for t in (m.targets if m is not None else []):
-            if t.check.flagged:
-                console.print(f"[yellow]data check flagged {t.name}:[/] " + "; ".join(f.message for f in t.check.flags),
-                              highlight=False)
-        for label, s in result.scores.items():
-            score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
-            line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
-            if m is not None:
-                for axis in ("evaluations", "time"):
-                    a = m.aggregate(label, axis)
-                    if a["score"] is not None:
-                        ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
-                        line += f"; methodology score on {axis} {a['score']:+.3f}{ci}"
-            console.print(line + " (0 = random search, 1 = the optimum)", highlight=False)
-        if result.gate is not None:
-            g = result.gate
-            compared = ["{} on {}/{} at {}".format(*c) for c in g.cells[["label", "benchmark", "gpu", "budget"]]
-                        .itertuples(index=False, name=None)]
-            console.print(f"gate: {len(compared)} cell(s) compared with {baseline}: {'; '.join(compared) or 'none'}",
-                          highlight=False)
-            if not compared:
-                console.print(f"[red]gate failed[/]: no cell compared (expected {'; '.join(gated)})", highlight=False)
-                raise typer.Exit(1)
-            if g.passed:
-                console.print(f"gate passed: no cell significantly worse than {baseline}")
-            else:
-                for r in g.regressed.itertuples():
-                    console.print(f"[red]regressed[/]: {r.label} on {r.benchmark}/{r.gpu} at {r.budget} "
-                                  f"(median {r.median:.3f} vs {r.median_baseline:.3f}, CLES {r.cles_better:.2f}, "
-                                  f"p {r.p_holm:.2g})", highlight=False)
-                raise typer.Exit(1)
+    with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("runs", total=None)
+        done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
+                              success=success, workers=workers, scheduler=scheduler, plots=plots,
+                              progress=lambda k, n: bar.update(task, completed=k, total=n))
+    report(done, out)
+    if done.regressed:
+        raise typer.Exit(1)
+
+
+def report(done: Comparison, out: Path) -> None:
+    """What ``bat compare`` prints: runs, outputs, data flags, scores and the gate's verdict."""
+    from bat.cli.console import console
+
+    console.print(f"{done.run.executed} runs executed, {done.run.reused} reused from {out / 'runs.sqlite'} "
+                  f"({done.run.wall_s:.1f} s)", highlight=False, soft_wrap=True)
+    console.print(f"summary: {done.paths['summary']}; numbers and traces: {done.paths['json']}",
+                  highlight=False, soft_wrap=True)
+    result = done.analysis
+    m = result.methodology
+    for t in (m.targets if m is not None else []):
+        if t.check.flagged:
+            console.print(f"[yellow]data check flagged {escape(t.name)}:[/] "
+                          + escape("; ".join(f.message for f in t.check.flags)), highlight=False)
+    for label, s in result.scores.items():
+        score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
+        line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
+        if m is not None:
+            for axis in ("evaluations", "time"):
+                a = m.aggregate(label, axis)
+                if a["score"] is not None:
+                    ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
+                    line += f"; methodology score on {axis} {a['score']:+.3f}{ci}"
+        console.print(escape(line) + " (0 = random search, 1 = the optimum)", highlight=False)
+    g = result.gate
+    if g is None:
+        return
+    compared = done.compared
+    console.print(escape(f"gate: {len(compared)} cell(s) compared with {done.baseline}: "
+                         f"{'; '.join(compared) or 'none'}"), highlight=False)
+    if not compared:
+        console.print(f"[red]gate failed[/]: no cell compared (expected {escape('; '.join(done.gated))})",
+                      highlight=False)
+    elif g.passed:
+        console.print(escape(f"gate passed: no cell significantly worse than {done.baseline}"), highlight=False)
+    else:
+        for r in g.regressed.itertuples():
+            console.print("[red]regressed[/]: " + escape(
+                f"{r.label} on {r.benchmark}/{r.gpu} at {r.budget} (median {r.median:.3f} vs "
+                f"{r.median_baseline:.3f}, CLES {r.cles_better:.2f}, p {r.p_holm:.2g})"), highlight=False)
 
 
 def _check_scheduler(address: str) -> None:

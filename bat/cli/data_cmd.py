@@ -36,10 +36,10 @@ def import_(
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
     from bat.cli.console import console, err_console, shown_path
+    from bat.core.t1 import is_t1
     from bat.core.userdata import check_writable, dataset_file
     from bat.formats.importing import import_file, space_dict
     from bat.formats.kerneltuner import read_json
-    from bat.formats.t1 import is_t1
 
     if is_t1(read_json(file)):
         _import_space(file, out, force)
@@ -60,7 +60,7 @@ def import_(
     ds.save(out, overwrite=force)
     if imp.benchmark is None:
         kind = "a space inferred from the file"
-    elif "space_file" in ds.meta.extra:
+    elif ds.meta.space_file:
         kind = f"the space in {imp.benchmark.path}"
     else:
         kind = f"benchmark {imp.benchmark.name}"
@@ -110,18 +110,20 @@ def export(
     """Export a dataset to a Kernel Tuner cache, T4 or KTT results; or a space to a T1 file."""
     from bat.cli.console import console
     from bat.core.dataset import Dataset
+    from bat.core.t1 import write_t1
     from bat.core.userdata import check_writable
-    from bat.formats.importing import dataset_benchmark
     from bat.formats.kerneltuner import write_cache
     from bat.formats.ktt import write_ktt
-    from bat.formats.t1 import write_t1
     from bat.formats.t4 import write_t4
     from bat.registry import resolve_benchmark, resolve_dataset
 
     check_output(check_writable(out), overwrite=force, what="--out")
     if to is Format.t1:
         is_data = source.endswith(".parquet") or _is_dataset_id(source)
-        bench = dataset_benchmark(Dataset.load(resolve_dataset(source).path)) if is_data else resolve_benchmark(source)
+        if is_data:
+            bench = Dataset.load(resolve_dataset(source).path).meta.load_benchmark()
+        else:
+            bench = resolve_benchmark(source)
         write_t1(bench.raw, bench.directory, out, overwrite=force)
         console.print(f"wrote the space of {bench.name} ({len(bench.space.names)} parameters, "
                       f"{len(bench.space.constraints)} constraints) as T1 to {out}", highlight=False)

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
+from bat.cli.console import shown_path
 from bat.cli.options import positive_finite
-from bat.core.atomic import check_output
 
 if TYPE_CHECKING:
-    from bat.core.problem import Budget
-    from bat.run.recording.run_journal import RunCheckpoint
+    from bat.run.driver import RunResult
     from bat.run.targets import Target
 
 
@@ -55,16 +52,11 @@ def run(
                                            help="After --, arguments for an exec:PROGRAM tuner."),
 ) -> None:
     """Tune a benchmark with a tuner and report the best configuration found."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from bat.cli.console import console, shown_path
+    from bat.cli.console import console
     from bat.core.errors import BatError
     from bat.core.problem import Budget
-    from bat.core.trace import write_trace
-    from bat.core.userdata import check_writable, runs_dir
     from bat.registry import make_tuner, resolve_dataset, with_arguments
-    from bat.run.driver import run_tuner
-    from bat.run.recording.run_journal import JournalledBackend
+    from bat.run.driver import AUTO, run_tuner
     from bat.run.targets import TargetRequest, make_target
 
     if benchmark is None and dataset is None:
@@ -79,38 +71,29 @@ def run(
     try:
         origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
         console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
-        if target.dataset is not None:
-            from bat.analysis.checks import check_dataset, registry_peers
-
-            checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
-            if checked.flagged:
-                console.print("[yellow]data check flagged this dataset:[/] "
-                              + "; ".join(f.message for f in checked.flags), highlight=False)
         b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
-        numbered = out is None
-        if out is None:
-            out = runs_dir() / default_name(target, spec, tuner_option, b, seed)
-        check_output(check_writable(out), overwrite=force or numbered, what="--out")  # before the run
-        checkpoint = _checkpoint(target, out, spec, tuner_option, b, seed, noise, resume=resume)
-        if checkpoint is not None:
-            target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
-        with interruptible(checkpoint), Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
-            task = bar.add_task(f"{tuner} on {target.benchmark}/{target.gpu}", total=1.0)
-            result = run_tuner(tuner_obj, target, budget=b, seed=seed,
-                               progress=lambda f: bar.update(task, completed=f), tuner_name=spec)
+        with sigterm_interrupts(), progress_bar(f"{tuner} on {target.benchmark}/{target.gpu}") as progress:
+            result = run_tuner(tuner_obj, target, budget=b, seed=seed, options=tuner_option,
+                               out=AUTO if out is None else out, force=force, resume=resume, progress=progress,
+                               on_note=_note, tuner_name=spec)
     finally:
         target.backend.close()  # a command backend's scratch folder goes, whatever happened
-    result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
-    if checkpoint is not None:
-        checkpoint.remove()
-        if checkpoint.resumed:
-            console.print(f"resumed: {target.backend.reused} evaluations answered from the interrupted run's "
-                          f"journal, {target.backend.measured} measured now")
+    report(result, target)
+
+
+def _note(message: str) -> None:
+    from bat.cli.console import console
+
+    console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def report(result: RunResult, target: Target) -> None:
+    """What ``bat run`` prints after a run: the best found, the counts, the costs, the trace."""
+    from bat.cli.console import console
+
     warning = result.trace_meta.get("tuner_report", {}).get("warning")
     if warning:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(str(warning))}", highlight=False)
     if result.best is None:
         console.print("no valid configuration was found")
     elif result.best.objective_ms is None:  # a backend that checks correctness only (emulated)
@@ -137,77 +120,35 @@ def run(
         costs = recorded_costs(target.dataset.frame)
         if costs.falls_back:
             console.print(f"simulated time: {costs.describe()}", highlight=False)
-    console.print(f"trace: {result.trace_path}")
+    console.print(f"trace: {result.trace_path}", highlight=False, soft_wrap=True)
 
 
-def default_name(target: Target, tuner: str, options: list[str], budget: Budget, seed: int) -> str:
-    """A trace name holding everything that tells runs apart: benchmark, GPU, backend, tuner (with its
-    program arguments) and its options, budget kind and size, seed
-    (``gemm_RTX_3090_replay_optuna_n100_s0.parquet``); a long tuner or option text is shortened with a hash."""
-    parts = [target.benchmark, target.gpu]
-    if target.backend.name != target.gpu:  # an emulated run's GPU field already names its backend
-        parts.append(target.backend.name)
-    parts.append(_shortened(tuner))
-    if options:
-        parts.append(_shortened("-".join(sorted(options))))
-    parts.append(f"n{budget.max_evals}" if budget.max_evals is not None else f"t{budget.max_time_s:g}s")
-    parts.append(f"s{seed}")
-    return re.sub(r"[^A-Za-z0-9_.=-]", "_", "_".join(parts)) + ".parquet"
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[float], None]]:
+    """A transient progress bar; yields the callback that moves it (fraction done)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from bat.cli.console import console
 
-def _shortened(text: str, limit: int = 40) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit - 11]}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), console=console,
+                  transient=True) as bar:
+        task = bar.add_task(escape(description), total=1.0)
+        yield lambda fraction: bar.update(task, completed=fraction)
 
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
 
 
-def _checkpoint(target: Target, out: Path, tuner: str, options: list[str], budget: Budget, seed: int,
-                noise: str, *, resume: bool) -> RunCheckpoint | None:
-    """The journal of a run on a measuring backend (None for a replay), resumed from an interrupted one
-    when asked; says what it found."""
-    from bat.cli.console import console, shown_path
-    from bat.run.recording.run_journal import journal_header, open_checkpoint
-
-    if target.dataset is not None:
-        if resume:
-            console.print("--resume: a replay keeps no journal (it reruns exactly); running afresh")
-        return None
-    header = journal_header(tuner=tuner, options=options, benchmark=target.benchmark, gpu=target.gpu,
-                            backend=target.backend.name, budget_evals=budget.max_evals,
-                            budget_time_s=budget.max_time_s, seed=seed, space_hash=target.space.space_hash,
-                            noise=noise)
-    checkpoint = open_checkpoint(out, header, resume=resume)
-    if resume and not checkpoint.resumed:
-        console.print("--resume: no interrupted run of this command was found; running afresh")
-    elif checkpoint.resumed:
-        console.print(f"resuming: {checkpoint.resumed} evaluations from {shown_path(checkpoint.journal.path)}",
-                      highlight=False)
-    for path, n in checkpoint.others:
-        console.print(f"[yellow]note:[/] an interrupted run of this command left {n} evaluations in "
-                      f"{shown_path(path)}; --resume continues it", highlight=False)
-    return checkpoint
-
-
 @contextmanager
-def interruptible(checkpoint: RunCheckpoint | None) -> Iterator[None]:
-    """SIGTERM interrupts like Ctrl-C; an interrupted run says where its evaluations are kept."""
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM interrupts like Ctrl-C (a journalled run then names its journal: bat.run.driver)."""
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         yield
-    except KeyboardInterrupt:
-        if checkpoint is not None:
-            from bat.cli.console import err_console, shown_path
-
-            err_console.print(f"{len(checkpoint.journal.records)} evaluations kept in "
-                              f"{shown_path(checkpoint.journal.path)}: the same command with --resume "
-                              "continues from there", highlight=False)
-        raise
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -43,20 +43,20 @@ def serve(
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
     from bat.cli.console import err_console
-    from bat.cli.run_cmd import default_name
     from bat.core.atomic import check_output
     from bat.core.problem import Budget
     from bat.core.trace import write_trace
     from bat.core.userdata import check_writable, runs_dir
     from bat.protocol.server import StreamTuner
     from bat.run.driver import run_tuner
+    from bat.run.naming import run_name
     from bat.run.targets import TargetRequest, make_target
 
     target, how = make_target(benchmark, backend=backend, request=TargetRequest(gpu=gpu))
     b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
     numbered = out is None
     if out is None:
-        out = runs_dir() / default_name(target, name, [], b, seed)
+        out = runs_dir() / run_name(target, name, [], b, seed)
     check_output(check_writable(out), overwrite=force or numbered, what="--out")  # all before anything is written
     if transcript is not None:
         check_output(check_writable(transcript), overwrite=force, what="--transcript")

@@ -1,4 +1,4 @@
-"""The core: search spaces, expressions, benchmarks, datasets, the Problem, traces and the contracts of tuners and kernel runners.
+"""The core: spaces and their files (ours, T1), benchmarks, datasets, the Problem, traces, the contracts.
 
 Imports nothing else of BAT and no tuning, analysis or device library.
 """

@@ -46,9 +46,3 @@ INSTRUCTION_TYPES: tuple[str, ...] = (
 SPEC_METRICS: tuple[str, ...] = tuple(METRICS.values())
 
 
-def short_name(metric: str) -> str:
-    """The short name of a metric of the table (the metric itself when it has none)."""
-    for short, full in METRICS.items():
-        if full == metric:
-            return short
-    return metric

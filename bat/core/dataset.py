@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bat.core.atomic import publish
+from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
 from bat.core.errors import DatasetError, SpaceMismatchError
 
 if TYPE_CHECKING:
@@ -85,6 +86,11 @@ class DatasetMeta:
     partial: bool = False
     n_expected: int | None = None
     notes: str = ""
+    #: the space file of a benchmark that is not registered under its name (a space the data came with, a
+    #: space file given by path, an inferred space), so the dataset needs nothing else; None for a registered one
+    space: dict[str, Any] | None = None
+    #: where ``space`` was read from ("" when it was inferred or registered)
+    space_file: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -97,6 +103,11 @@ class DatasetMeta:
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{where}: metadata is not JSON: {exc}") from exc
         raw.pop("format_version", None)
+        extra = raw.get("extra")
+        if isinstance(extra, dict) and "space" in extra:  # written before the space was a field of its own
+            raw["extra"] = {k: v for k, v in extra.items() if k not in ("space", "space_file")}
+            raw.setdefault("space", extra["space"])
+            raw.setdefault("space_file", extra.get("space_file") or "")
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(raw) - known
         if unknown:
@@ -105,6 +116,18 @@ class DatasetMeta:
         if missing:
             raise DatasetError(f"{where}: metadata lacks {sorted(missing)}")
         return cls(**raw)
+
+    def remember(self, bench: Benchmark) -> DatasetMeta:
+        """Keep ``bench``'s space file (and where it came from) unless it is registered under its name."""
+        if not is_registered(bench):
+            self.space, self.space_file = bench.raw, str(bench.path.resolve())
+        return self
+
+    def load_benchmark(self) -> Benchmark:
+        """The benchmark of this dataset: the space stored with it, or the registered benchmark's."""
+        if self.space is not None:
+            return benchmark_from_dict(self.space, Path(self.space_file or f"dataset {self.benchmark}/{self.gpu}"))
+        return load_benchmark(self.benchmark)
 
 
 def counter_columns(columns: pd.DataFrame | list[str]) -> list[str]:

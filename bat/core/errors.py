@@ -90,3 +90,7 @@ class OutputError(BatError, OSError):
 
 class FolderInUseError(BatError, RuntimeError):
     """An output folder locked by another running process (the message names it)."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A journalled run was interrupted (Ctrl-C, SIGTERM): the message names the journal that resumes it."""

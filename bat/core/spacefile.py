@@ -16,7 +16,7 @@ from typing import Any
 from bat.core.errors import SpaceSpecError
 from bat.core.expressions import FUNCTION_NAMES
 from bat.core.space import Constraint, Parameter, SearchSpace
-from bat.formats.t1 import is_t1, name_from_file, t1_to_space
+from bat.core.t1 import is_t1, name_from_file, t1_to_space
 
 REQUIRED = ("name", "parameters", "constraints", "problem_size")
 OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "emulation_problem_size", "launch",
@@ -192,7 +192,7 @@ def variant_space(raw: dict[str, Any], variant: str, source: str = "<memory>") -
 
 
 def read_space_json(path: str | Path) -> dict[str, Any]:
-    """Parse a space file (ours, or a T1 file: bat.formats.t1); malformed JSON raises SpaceSpecError naming file,
+    """Parse a space file (ours, or a T1 file: bat.core.t1); malformed JSON raises SpaceSpecError naming file,
     line and column."""
     path = Path(path)
     try:

@@ -4,10 +4,10 @@
 cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
 
 - the space: ``benchmark`` as a registered name, or a space file by path
-  (ours or T1: bat.formats.t1), used as written; without it, the registered benchmark
+  (ours or T1: bat.core.t1), used as written; without it, the registered benchmark
   whose parameters and values hold the file's, else a space inferred from the
   file's own value lists. A space that is not a registered benchmark's own
-  file travels with the dataset (``extra["space"]``, and ``extra["space_file"]``
+  file travels with the dataset (``DatasetMeta.space``, and ``space_file``
   when it came from a file), so the dataset needs nothing else to be replayed.
 - the names: ``benchmark`` (when it is not a space) and ``gpu`` override what
   the file says. Otherwise the benchmark is the space's name, or for an
@@ -26,13 +26,13 @@ from typing import Any
 
 import pandas as pd
 
-from bat.core.benchmark import Benchmark, benchmark_from_dict, benchmark_names, is_registered, load_benchmark
+from bat.core.benchmark import Benchmark, benchmark_from_dict, benchmark_names, load_benchmark
 from bat.core.dataset import Dataset, DatasetMeta
 from bat.core.errors import DatasetError, SpaceMismatchError, UnsafeNameError
 from bat.core.space import SearchSpace
+from bat.core.t1 import is_t1
 from bat.core.userdata import safe_name
 from bat.formats import kerneltuner, t4
-from bat.formats.t1 import is_t1
 
 UNKNOWN_GPU = "unknown_gpu"
 
@@ -107,10 +107,10 @@ def import_file(
     if bench is not None:
         space = bench.space
         frame = frame[[*space.names, *[c for c in frame.columns if c not in space.names]]]
-        remember_space(meta, bench)
+        meta.remember(bench)
     else:
-        meta.extra["space"] = _inferred(read, name, path)
-        space = benchmark_from_dict(meta.extra["space"], path).space
+        meta.space = _inferred(read, name, path)
+        space = benchmark_from_dict(meta.space, path).space
     _check_values(frame, space, str(path))
     meta.benchmark, meta.space_hash, meta.gpu = space.name, space.space_hash, gpu
     meta.gpu_name = meta.gpu_name or read.device
@@ -198,33 +198,6 @@ def _inferred(read: _Read, name: str, path: Path) -> dict[str, Any]:
         "constraints": [],
         "problem_size": {},
     }
-
-
-def remember_space(meta: DatasetMeta, bench: Benchmark) -> DatasetMeta:
-    """Store ``bench``'s space file in ``meta`` (and where it came from) unless it is a registered one."""
-    if not is_registered(bench):
-        meta.extra["space"] = bench.raw
-        meta.extra["space_file"] = str(bench.path.resolve())
-    return meta
-
-
-def meta_benchmark(meta: DatasetMeta) -> Benchmark:
-    """The benchmark of a dataset's metadata: the space stored with it, or its registered benchmark's."""
-    stored: dict[str, Any] | None = meta.extra.get("space")
-    if stored is not None:
-        where = Path(meta.extra.get("space_file") or f"dataset {meta.benchmark}/{meta.gpu}")
-        return benchmark_from_dict(stored, where)
-    return load_benchmark(meta.benchmark)
-
-
-def dataset_benchmark(dataset: Dataset) -> Benchmark:
-    """The benchmark a dataset belongs to (see meta_benchmark)."""
-    return meta_benchmark(dataset.meta)
-
-
-def dataset_space(dataset: Dataset) -> SearchSpace:
-    """The space a dataset belongs to (see dataset_benchmark)."""
-    return dataset_benchmark(dataset).space
 
 
 def space_dict(space: SearchSpace) -> dict[str, Any]:

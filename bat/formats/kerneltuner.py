@@ -86,11 +86,6 @@ def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
     return isinstance(raw, dict) and "cache" in raw and "tune_params_keys" in raw
 
 
-def read_cache(path: str | Path) -> tuple[dict[str, Any], pd.DataFrame]:
-    """Read a cache file into (header, frame in dataset layout)."""
-    return parse_cache(read_json(Path(path)), str(path))
-
-
 def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
     """Parse a loaded cache into (header, frame in dataset layout)."""
     if not is_kernel_tuner_cache(raw):

@@ -183,15 +183,22 @@ def backend_names() -> list[str]:
     return sorted(_backends())
 
 
-def backend_factory(name: str) -> Any:
-    """The target factory registered as backend ``name`` (bat.run.targets.TargetFactory)."""
+def backend_provider(name: str) -> Any:
+    """The provider registered as backend ``name`` (bat.run.targets.BackendProvider: make, offer, why)."""
     table = _backends()
     if name not in table:
         raise UnknownNameError("backend", name, ["auto", *sorted(table)])
     try:
-        return table[name].load()
+        provider = table[name].load()
     except ImportError as exc:
         raise MissingDependencyError(f"backend {name} cannot be loaded: {exc}") from exc
+    except Exception as exc:  # a broken plugin is named, not a traceback
+        raise RegistryError(f"entry point {name} = {table[name].value} ({BACKEND_GROUP}) cannot be loaded: "
+                            f"{type(exc).__name__}: {exc}") from exc
+    if not all(callable(getattr(provider, attr, None)) for attr in ("make", "offer")):
+        raise RegistryError(f"entry point {name} = {table[name].value} ({BACKEND_GROUP}) is not a backend "
+                            "provider (it needs make(bench, request) and offer(bench, request))")
+    return provider
 
 
 # -- datasets ------------------------------------------------------------------------------
@@ -224,11 +231,6 @@ def dataset_roots() -> list[tuple[str, Path]]:
     return [*shipped_roots(), (USER_ROOT, datasets_dir())]
 
 
-def results_dir() -> Path:
-    """The first shipped dataset folder (the repository's ``results/``; ``BAT_RESULTS`` overrides it)."""
-    return shipped_roots()[0][1]
-
-
 @dataclass(frozen=True)
 class DatasetEntry:
     """A dataset file with its metadata and its id (``<root label>/<path in the root, no suffix>``)."""
@@ -257,10 +259,6 @@ def dataset_entries(root: Path | None = None) -> list[DatasetEntry]:
         for e in _entries_in(label, folder):
             seen.setdefault(e.path.resolve(), e)
     return sorted(seen.values(), key=lambda e: (*e.key, e.id))
-
-
-def gpus_for(benchmark: str, root: Path | None = None) -> list[str]:
-    return sorted({e.meta.gpu for e in dataset_entries(root) if e.meta.benchmark == benchmark})
 
 
 def _one(entries: list[DatasetEntry], what: str) -> DatasetEntry:
@@ -324,14 +322,13 @@ def resolve_dataset(ref: str | Path) -> DatasetEntry:
 def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Benchmark:
     """A benchmark as the command line names it: registered, a space file by path, or the name of
     imported datasets (whose stored space is used; ``gpu`` picks among them)."""
-    from bat.formats.importing import meta_benchmark
 
     try:
         return load_benchmark(name_or_path)
     except UnknownNameError:
         if not any(e.meta.benchmark == str(name_or_path) for e in dataset_entries()):
             raise
-    return meta_benchmark(find_dataset(str(name_or_path), gpu).meta)
+    return find_dataset(str(name_or_path), gpu).meta.load_benchmark()
 
 
 def datasets_of(bench: Benchmark) -> list[DatasetEntry]:

@@ -1,26 +1,43 @@
 """The run driver: one tuner on one target, wired end to end (problem -> tuner -> trace).
 
-``run_tuner`` is what ``bat run`` and ``bat compare`` call: given a target
-(bat.run.targets), it builds the Problem with a trace recorder attached, runs the
-tuner with a seeded generator, and returns the run's summary.
+``run_tuner`` is what ``bat run``, ``bat compare`` and a notebook call, with
+the same behaviour: given a target (bat.run.targets), it checks a replayed
+dataset (bat.analysis.checks), builds the Problem with a trace recorder
+attached, runs the tuner with a seeded generator, writes the trace where
+asked (a path, or ``"auto"``: a name in the data folder holding everything
+that tells runs apart, numbered when taken; an existing file is replaced only
+with ``force``), and returns the run's summary. On a measuring backend a run
+that writes a trace journals every evaluation beside it
+(bat.run.recording.run_journal), and ``resume`` continues an interrupted one.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from bat.core.atomic import check_output
+from bat.core.errors import RunInterrupted
 from bat.core.problem import Budget, EvalResult, Problem
-from bat.core.trace import TraceRecorder
+from bat.core.trace import TraceRecorder, write_trace
 from bat.core.tuner import Tuner
+from bat.core.userdata import check_writable, runs_dir
 from bat.registry import make_tuner
+from bat.run.naming import run_name
+from bat.run.recording.run_journal import JournalledBackend, RunCheckpoint, journal_header, open_checkpoint
 from bat.run.targets import Target
+
+if TYPE_CHECKING:
+    from bat.analysis.checks import DataCheck
+
+#: ``out="auto"``: the trace goes to the data folder under a name that tells runs apart (bat.run.naming)
+AUTO = "auto"
 
 
 @dataclass
@@ -45,6 +62,9 @@ class RunResult:
     trace: pd.DataFrame
     trace_meta: dict[str, Any]
     trace_path: Path | None = None
+    data_check: DataCheck | None = None  # the replayed dataset's data check (None: not replayed or not asked)
+    notes: list[str] = field(default_factory=list)  # what the run said on the way (data flags, resumption)
+    reused: int = 0  # evaluations answered from an interrupted run's journal (resume)
 
     @property
     def ratio_to_best_known(self) -> float | None:
@@ -65,13 +85,99 @@ def run_tuner(
     *,
     budget: Budget,
     seed: int = 0,
-    out: str | Path | None = None,
+    options: Sequence[str] = (),
+    out: str | Path | Literal["auto"] | None = None,
+    force: bool = False,
+    resume: bool = False,
+    check_data: bool = True,
     progress: Callable[[float], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
     tuner_name: str | None = None,
 ) -> RunResult:
-    """Run ``tuner`` on ``target`` under ``budget`` with ``seed``; write the trace to ``out``."""
+    """Run ``tuner`` on ``target`` under ``budget`` with ``seed`` (see the module docstring).
+
+    ``options`` are the tuner's KEY=VALUE options (a tuner given by name is made with them);
+    ``out`` a trace path, ``"auto"`` or None (the trace stays in memory, nothing is journalled);
+    ``on_note`` hears each note as it is made. An interrupted journalled run raises RunInterrupted
+    (a KeyboardInterrupt) naming its journal.
+    """
     name = tuner_name or (tuner if isinstance(tuner, str) else type(tuner).__name__)
-    tuner_obj = make_tuner(tuner) if isinstance(tuner, str) else tuner
+    tuner_obj = make_tuner(tuner, tuple(options)) if isinstance(tuner, str) else tuner
+    notes: list[str] = []
+
+    def note(message: str) -> None:
+        notes.append(message)
+        if on_note is not None:
+            on_note(message)
+
+    checked = _check(target, note) if check_data else None
+    numbered = out == AUTO
+    path = runs_dir() / run_name(target, name, options, budget, seed) if numbered else out
+    if path is not None:
+        path = check_output(check_writable(Path(path)), overwrite=force or numbered, what="--out")  # before the run
+    checkpoint = _checkpoint(target, path, name, options, budget, seed, resume, note)
+    if checkpoint is not None:
+        target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
+    try:
+        result = _run(tuner_obj, target, budget, seed, name, progress)
+    except BaseException as exc:
+        if checkpoint is None:
+            raise
+        checkpoint.journal.close()  # kept on disk, released for a resume (the caller owns the backend)
+        if not isinstance(exc, KeyboardInterrupt):
+            raise
+        raise RunInterrupted(f"interrupted: {len(checkpoint.journal.records)} evaluations kept in "
+                             f"{checkpoint.journal.path}: the same run with resume (--resume) continues "
+                             "from there") from exc
+    result.data_check, result.notes = checked, notes
+    if path is not None:
+        result.trace_path = write_trace(result.trace, result.trace_meta, path, overwrite=force, numbered=numbered)
+    if checkpoint is not None:
+        checkpoint.remove()
+        result.reused = target.backend.reused
+        if checkpoint.resumed:
+            note(f"resumed: {target.backend.reused} evaluations answered from the interrupted run's journal, "
+                 f"{target.backend.measured} measured now")
+    return result
+
+
+def _check(target: Target, note: Callable[[str], None]) -> DataCheck | None:
+    """The data check of a replayed dataset; a flag is noted."""
+    if target.dataset is None:
+        return None
+    from bat.analysis.checks import check_dataset, registry_peers
+
+    checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+    if checked.flagged:
+        note("data check flagged this dataset: " + "; ".join(f.message for f in checked.flags))
+    return checked
+
+
+def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence[str], budget: Budget, seed: int,
+                resume: bool, note: Callable[[str], None]) -> RunCheckpoint | None:
+    """The journal of a run that writes a trace on a measuring backend (None for a replay: it reruns
+    exactly), resumed from an interrupted one when asked."""
+    if target.dataset is not None or path is None:
+        if resume:
+            note("resume: only a run on a measuring backend that writes a trace keeps a journal; running afresh")
+        return None
+    header = journal_header(tuner=tuner, options=list(options), benchmark=target.benchmark, gpu=target.gpu,
+                            backend=target.backend.name, budget_evals=budget.max_evals,
+                            budget_time_s=budget.max_time_s, seed=seed, space_hash=target.space.space_hash,
+                            noise="none")  # replay alone draws noise, and a replay keeps no journal
+    checkpoint = open_checkpoint(path, header, resume=resume)
+    if resume and not checkpoint.resumed:
+        note("resume: no interrupted run of this command was found; running afresh")
+    elif checkpoint.resumed:
+        note(f"resuming: {checkpoint.resumed} evaluations from {checkpoint.journal.path}")
+    for other, n in checkpoint.others:
+        note(f"an interrupted run of this command left {n} evaluations in {other}; resume (--resume) continues it")
+    return checkpoint
+
+
+def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
+         progress: Callable[[float], None] | None) -> RunResult:
+    """Problem -> tuner -> trace, in memory."""
     meta = {
         "tuner": name,
         "seed": seed,
@@ -100,7 +206,7 @@ def run_tuner(
     if report := tuner_obj.run_report():
         meta["tuner_report"] = report
     recorder.meta.update(meta)  # the saved trace carries the end-of-run counts too
-    result = RunResult(
+    return RunResult(
         tuner=name, seed=seed, benchmark=target.benchmark, gpu=target.gpu,
         backend=target.backend.name, backend_description=target.backend.describe(),
         best=problem.best, best_known_ms=target.best_known_ms,
@@ -108,9 +214,6 @@ def run_tuner(
         tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall,
         trace=recorder.frame(), trace_meta=meta,
     )
-    if out is not None:
-        result.trace_path = recorder.save(out)
-    return result
 
 
 class _ProgressObserver:

@@ -23,7 +23,6 @@ from bat.core.errors import BackendError, UnknownNameError
 from bat.core.gpus import known_cuda_cores
 from bat.core.problem import Backend, TargetFacts
 from bat.core.space import SearchSpace
-from bat.formats.importing import dataset_benchmark
 from bat.registry import find_dataset, resolve_benchmark
 
 
@@ -70,7 +69,7 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
     elif isinstance(benchmark, Benchmark):
         bench, space = benchmark, benchmark.space
     else:
-        bench = dataset_benchmark(dataset)
+        bench = dataset.meta.load_benchmark()
         space = bench.space
     dataset.check_space(space, same_hash=False)
     facts = TargetFacts(gpu=dataset.meta.gpu, cuda_cores=known_cuda_cores(dataset.meta.gpu),
@@ -143,33 +142,89 @@ class TargetRequest:
             raise UnknownNameError("replay noise mode", self.noise, list(NOISE_MODES))
 
 
-#: A backend's entry in the ``bat.backends`` group: a benchmark and a request -> a Target.
-TargetFactory = Callable[[Benchmark, TargetRequest], Target]
+@dataclass(frozen=True)
+class Offer:
+    """A backend's answer to ``auto``: it can serve this benchmark and request, how keenly, and why."""
+
+    priority: int  # the highest offer serves; ties go to the backend name first in order
+    why: str  # said on the run's first line ("no GPU found, replaying")
 
 
-def replay_for(bench: Benchmark, request: TargetRequest) -> Target:
-    """Backend ``replay``: the dataset chosen, else the one recorded on the benchmark's space and GPU."""
+@dataclass(frozen=True)
+class BackendProvider:
+    """A backend's entry in the ``bat.backends`` group: how to make its target, and whether it serves ``auto``.
+
+    ``make(bench, request)`` builds the Target; ``offer(bench, request)`` answers ``auto`` with an Offer,
+    or None when the backend cannot serve (no device, no data, no kernel) or never serves ``auto``
+    (emulated: correctness only). An installed package adds a backend that takes part in ``auto`` by
+    declaring one of these as an entry point.
+    """
+
+    make: Callable[[Benchmark, TargetRequest], Target]
+    offer: Callable[[Benchmark, TargetRequest], Offer | None]
+    why: str  # what a run on it says when named explicitly
+
+
+def _offer_replay(bench: Benchmark, request: TargetRequest) -> Offer:
+    if request.dataset is not None:
+        return Offer(100, "replaying the dataset chosen")
+    return Offer(10, "no GPU found, replaying")  # the fallback: without data, its target says what is missing
+
+
+def _offer_command(bench: Benchmark, request: TargetRequest) -> Offer | None:
+    return Offer(80, "running its commands on this host") if bench.command_spec is not None else None
+
+
+def _offer_live(bench: Benchmark, request: TargetRequest) -> Offer | None:
+    from bat.backends.live.device import gpu_available
+
+    if not bench.kernel.get("runner") or not gpu_available():  # kernel-less benchmarks (coulomb) replay
+        return None
+    return Offer(60, "live on the GPU" + (", with Nsight Compute counters" if request.counters else ""))
+
+
+def _replay(bench: Benchmark, request: TargetRequest) -> Target:
+    """The dataset chosen, else the one recorded on the benchmark's space and GPU."""
     return replay_target(bench, request.gpu, path=request.dataset, noise=request.noise, noise_seed=request.noise_seed)
 
 
-def live_for(bench: Benchmark, request: TargetRequest) -> Target:
-    """Backend ``live``: this machine's GPU through CuPy."""
+def _live(bench: Benchmark, request: TargetRequest) -> Target:
     return live_target(bench, request.size, gpu=request.gpu, counters=request.counters)
 
 
-def emulated_for(bench: Benchmark, request: TargetRequest) -> Target:
-    """Backend ``emulated``: the kernel compiled for and run on this CPU (correctness only)."""
+def _emulated(bench: Benchmark, request: TargetRequest) -> Target:
     if request.counters:
         raise BackendError("the emulated backend measures nothing, performance counters included; "
                            "a tuner that needs counters runs live or on recorded data")
     return emulated_target(bench, request.size)
 
 
-def command_for(bench: Benchmark, request: TargetRequest) -> Target:
-    """Backend ``command``: the benchmark's own compile and run commands on this host."""
+def _command(bench: Benchmark, request: TargetRequest) -> Target:
     if bench.command_spec is None:
         raise BackendError(f"{bench.path}: benchmark {bench.name} has no command section")
     return command_target(bench, small=request.size is not None and request.size.name == "small")
+
+
+#: the four backends of this project (pyproject.toml declares them in the ``bat.backends`` group)
+replay_backend = BackendProvider(_replay, _offer_replay, "replaying")
+live_backend = BackendProvider(_live, _offer_live, "live on the GPU")
+emulated_backend = BackendProvider(_emulated, lambda bench, request: None, CORRECTNESS_ONLY)
+command_backend = BackendProvider(_command, _offer_command, "running its commands on this host")
+
+
+def choose_backend(bench: Benchmark, request: TargetRequest) -> tuple[str, str]:
+    """``auto``: the registered backend with the highest offer for ``bench`` and ``request``, and why."""
+    from bat.registry import backend_names, backend_provider
+
+    offers = []
+    for name in backend_names():
+        offer = backend_provider(name).offer(bench, request)
+        if offer is not None:
+            offers.append((-offer.priority, name, offer.why))
+    if not offers:
+        raise BackendError(f"no registered backend can serve {bench.name} (`bat list backends`)")
+    _, name, why = min(offers)
+    return name, why
 
 
 def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
@@ -178,41 +233,33 @@ def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
 
     ``benchmark``: a Benchmark, a registered name, a space file by path, the name of imported
     datasets, or None when ``request.dataset`` names the data (its stored space is used).
-    ``auto``: replay when a dataset was chosen; the benchmark's commands when its space file has a
-    command section; live on a GPU when the benchmark has a CUDA kernel runner and a GPU is
-    present; replay otherwise. Any other name is looked up in the ``bat.backends`` registry.
+    ``auto`` asks every registered backend for its Offer (``choose_backend``): among this project's,
+    replay when a dataset was chosen; the benchmark's commands when its space file has a command
+    section; live on a GPU when the benchmark has a CUDA kernel runner and a GPU is present; replay
+    otherwise. Any other name is looked up in the ``bat.backends`` registry.
     """
-    from bat.backends.live.device import gpu_available
-    from bat.registry import backend_factory
+    from bat.registry import backend_provider
 
     request = request or TargetRequest()
     if benchmark is None:
         if request.dataset is None:
             raise BackendError("name a benchmark (or a space file), or a dataset to replay")
-        bench = dataset_benchmark(Dataset.load(request.dataset))
+        bench = Dataset.load(request.dataset).meta.load_benchmark()
     else:
         bench = benchmark if isinstance(benchmark, Benchmark) else resolve_benchmark(benchmark, request.gpu)
     if request.dataset is not None and backend not in ("auto", "replay"):
         raise BackendError(f"--dataset replays recorded data; it cannot run on backend {backend!r}")
-    why = ""
     if backend == "auto":
-        if request.dataset is not None:
-            backend, why = "replay", "replaying the dataset chosen"
-        elif bench.command_spec is not None:
-            backend, why = "command", "running its commands on this host"
-        elif bench.kernel.get("runner") and gpu_available():  # kernel-less benchmarks (coulomb) replay
-            backend = "live"
-        else:
-            backend, why = "replay", "no GPU found, replaying"
-    factory: TargetFactory = backend_factory(backend)
-    target = factory(bench, request)
+        backend, why = choose_backend(bench, request)
+        target = backend_provider(backend).make(bench, request)
+    else:
+        provider = backend_provider(backend)
+        target, why = provider.make(bench, request), provider.why
+        if backend == "live" and request.counters:
+            why += ", with Nsight Compute counters"
     if request.noise != "none" and not hasattr(target.backend, "with_noise"):
         raise BackendError(f"--noise {request.noise}: only the replay backend draws from recorded repeats, "
                            f"this run uses {target.backend.name}")
-    if not why:
-        why = {"live": "live on the GPU" + (", with Nsight Compute counters" if request.counters else ""),
-               "replay": "replaying", "command": "running its commands on this host",
-               "emulated": CORRECTNESS_ONLY}.get(backend, backend)
     dataset = target.dataset
     if dataset is not None and dataset.meta.space_hash != target.space.space_hash:
         why += (f" (dataset recorded on another space, hash {dataset.meta.space_hash[:12]}; the space of "

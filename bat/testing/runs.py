@@ -32,6 +32,7 @@ RUNS: dict[str, tuple[Callable[[], SearchSpace], Budget]] = {
     "timed": (constrained_space, Budget(max_time_s=FAKE_COST_S * TIME_EVALS)),
     "small": (tiny_space, Budget(max_evals=4 * 6)),
     "types": (typed_space, Budget(max_evals=BUDGET)),
+    "prefix": (constrained_space, Budget(max_evals=BUDGET // 3)),  # budget_agnostic: a prefix of "main"
 }
 #: the runs the second process repeats (``cross_process``) and that ``proposal_waste`` counts
 COMPARED = ("main", "types")

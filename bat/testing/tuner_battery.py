@@ -31,6 +31,10 @@ tested with them, not here. The checks test what only the tuner decides:
   wastes about 69 % there (four in five of the first space's configurations
   are invalid), so the bound lets a tuner ignore constraints but not do
   worse than blind sampling, e.g. by re-proposing what it has seen;
+- ``budget_agnostic``: a tuner that declares itself budget-agnostic (bat.core.tuner)
+  evaluates, with a budget of 5, exactly the first 5 configurations it evaluates with a
+  budget of 15 and the same seed, in the same order (a tuner that does not declare it
+  passes: the claim is what is checked, for every tuner that makes it);
 - ``cross_process``: the same seed gives identical traces (every column but
   the wall-clock ``tuner_s``) in this process and in a second Python
   process with another ``PYTHONHASHSEED`` (bat.testing.other_process: one
@@ -61,7 +65,8 @@ from bat.testing.other_process import OtherProcess, shared
 from bat.testing.runs import BUDGET, COMPARED, TIME_EVALS, Run, execute
 from bat.testing.synthetic import FAKE_COST_S
 
-CHECKS = ("full_budget", "time_budget", "small_space", "value_types", "proposal_waste", "cross_process")
+CHECKS = ("full_budget", "time_budget", "small_space", "value_types", "proposal_waste", "budget_agnostic",
+          "cross_process")
 #: the largest share of proposals that may be rejected or repeated (``proposal_waste``; see the module docstring)
 MAX_WASTE = 0.75
 #: trace columns that measure wall-clock time (left out when traces are compared)
@@ -163,6 +168,17 @@ class Battery:
             f"{wasted} of {proposals} proposals ({self.waste:.0%}) were rejected or repeated; "
             f"the bound is {MAX_WASTE:.0%}")
 
+    def check_budget_agnostic(self) -> None:
+        if not self.factory().budget_agnostic:
+            return
+        main, prefix = self.run("main"), self.run("prefix")
+        names = list(main.space.names)
+        short = prefix.trace.loc[prefix.trace["charged"], names].reset_index(drop=True)
+        long = main.trace.loc[main.trace["charged"], names].head(len(short)).reset_index(drop=True)
+        assert len(short) == BUDGET // 3 and short.equals(long), (
+            f"declared budget-agnostic, but with a budget of {BUDGET // 3} it evaluated {short.to_dict('records')}, "
+            f"not the first {BUDGET // 3} of its run with a budget of {BUDGET}: {long.to_dict('records')}")
+
     def check_cross_process(self) -> None:
         self._start_other()
         if isinstance(self._other, AssertionError):
@@ -250,6 +266,9 @@ class TunerBattery:
 
     def test_proposal_waste(self) -> None:
         self._battery().verify("proposal_waste")
+
+    def test_budget_agnostic(self) -> None:
+        self._battery().verify("budget_agnostic")
 
     def test_cross_process(self) -> None:
         self._battery().verify("cross_process")

@@ -14,14 +14,15 @@ from bat.core.tuner import Tuner
 class RandomSearch(Tuner):
     """Draws valid configurations uniformly without replacement until the budget is spent.
 
-    With an evaluation budget one draw of ``budget`` distinct configurations
-    is made; with a time budget, draws of ``batch`` follow each other and
-    configurations already evaluated are skipped (never proposed again).
+    Draws of ``batch`` distinct configurations follow each other, whatever the
+    budget, and configurations already evaluated are skipped (never proposed
+    again): a run with budget k evaluates exactly the first k configurations
+    of a longer run with the same seed (budget-agnostic).
     """
 
     batch: int = 256
     summary = "uniform random sampling of valid configurations, without replacement"
-    budget_agnostic = True  # draws uniformly without replacement; a prefix of a longer draw is a uniform draw
+    budget_agnostic = True  # the draws never depend on the budget
 
     def __post_init__(self) -> None:
         if self.batch < 1:
@@ -31,7 +32,7 @@ class RandomSearch(Tuner):
         space = problem.space
         total = space.count_valid()
         while not problem.exhausted and problem.stats.evaluated < total:
-            n = min(problem.remaining or self.batch, total)
+            n = min(self.batch, total)
             for row in space.sample_valid(n, rng):
                 config = space.config(row)
                 if problem.exhausted:

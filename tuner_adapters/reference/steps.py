@@ -20,18 +20,8 @@ EXACT_ROUNDING_LIMIT = 1 << 18
 ROUNDING_SAMPLE = 4096
 
 
-def evaluate_row(problem: Problem, row: np.ndarray) -> float:
-    """Evaluate a value-index row through the problem; its fitness (inf unless ok)."""
-    return problem.evaluate(problem.space.config(row)).fitness
-
-
 def row_key(row: np.ndarray) -> tuple[int, ...]:
     return tuple(int(v) for v in row)
-
-
-def all_evaluated(problem: Problem) -> bool:
-    """True once every valid configuration of the space has been evaluated."""
-    return problem.stats.evaluated >= problem.space.count_valid()
 
 
 def random_unevaluated(problem: Problem, rng: np.random.Generator, tries: int = 64) -> np.ndarray | None:

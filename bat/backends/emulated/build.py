@@ -220,14 +220,15 @@ class Builder:
         try:
             (work / source_name).write_text(source)
             (work / "driver.cpp").write_text(driver)
-            command = [self.cxx, *self.flags, *defines, "-I", str(headers), "driver.cpp", *map(str, runtime),
-                       "-o", "kernel"]
-            out = self._run(command, str(work))
-            if out.returncode != 0:
-                return Build(False, out.stderr or out.stdout, time.perf_counter() - start)
-            shared = shared_regions(work / "kernel")
+            commands = ([self.cxx, *self.flags, *defines, "-I", str(headers), "-c", "driver.cpp", "-o", "driver.o"],
+                        [self.cxx, *self.flags, "driver.o", *map(str, runtime), "-o", "kernel"])
+            for command in commands:
+                out = self._run(command, str(work))
+                if out.returncode != 0:
+                    return Build(False, out.stderr or out.stdout, time.perf_counter() - start)
+            shared = shared_regions(work / "kernel", _static_names(work / "driver.o"))
             (work / "done.json").write_text(json.dumps({"shared": [r.__dict__ for r in shared],
-                                                        "command": command}))
+                                                        "commands": commands}))
             with contextlib.suppress(OSError):  # another process may have finished the same entry first
                 work.rename(entry)
         finally:
@@ -251,21 +252,31 @@ _NM_LINE = re.compile(r"^([0-9a-f]+) ([0-9a-f]+) [bBdD] (.+)$")
 _OWN = ("bat_emu", "std::", "__gnu", "guard variable", "typeinfo", "vtable")
 
 
-def shared_regions(executable: Path) -> tuple[SharedRegion, ...]:
-    """The kernel's static locals (its ``__shared__`` variables), relative to ``bat_emu_anchor``."""
+def _nm(path: Path) -> list[tuple[int, int, str]]:
+    """(address, size, demangled name) of every sized data or bss symbol ``path`` defines."""
     nm = shutil.which("nm")
     if nm is None:
         raise MissingDependencyError("the emulated backend needs nm (binutils, installed with g++)")
-    out = subprocess.run([nm, "-S", "-C", "--defined-only", str(executable)], capture_output=True, text=True,
+    out = subprocess.run([nm, "-S", "-C", "--defined-only", str(path)], capture_output=True, text=True,
                          timeout=60, check=True).stdout
+    return [(int(m.group(1), 16), int(m.group(2), 16), m.group(3)) for m in map(_NM_LINE.match, out.splitlines())
+            if m]
+
+
+def _static_names(driver_object: Path) -> frozenset[str]:
+    """The static locals of the kernel's own translation unit (the driver), not of the runtime or of a
+    sanitizer runtime linked into the executable (clang links ASan's statically)."""
+    return frozenset(name for _, size, name in _nm(driver_object)
+                     if "::" in name and not name.startswith(_OWN) and size > 0)
+
+
+def shared_regions(executable: Path, names: frozenset[str]) -> tuple[SharedRegion, ...]:
+    """The kernel's static locals (its ``__shared__`` variables, among ``names``), relative to ``bat_emu_anchor``."""
     anchor, regions = None, []
-    for line in out.splitlines():
-        if not (m := _NM_LINE.match(line)):
-            continue
-        address, size, name = int(m.group(1), 16), int(m.group(2), 16), m.group(3)
+    for address, size, name in _nm(executable):
         if name == "bat_emu_anchor":
             anchor = address
-        elif "::" in name and not name.startswith(_OWN) and size > 0:
+        elif name in names and size > 0:
             regions.append((address, size, name))
     if anchor is None:
         raise BackendError(f"{executable}: no bat_emu_anchor symbol (was it linked with the emulation runtime?)")

@@ -25,7 +25,7 @@ from bat.backends.command import CommandBackend, command_backend
 from bat.core.commandspec import CommandSpec
 from bat.core.dataset import Dataset, DatasetMeta
 from bat.core.problem import EvalResult
-from bat.formats.importing import remember_space
+from bat.run.recording.destination import check_out, default_out, journal_of
 from bat.run.recording.engine import (
     CompileJob,
     Outcome,
@@ -78,7 +78,7 @@ def command_meta(benchmark: Benchmark, backend: CommandBackend, *, size_name: st
     """Dataset metadata of a command recording, with the host's provenance."""
     cpu = host_cpu()
     spec = backend.spec
-    return remember_space(DatasetMeta(
+    return DatasetMeta(
         benchmark=benchmark.name, space_hash=benchmark.space.space_hash, gpu=host_id(cpu),
         gpu_name=cpu, problem_size=dict(backend.size),
         input_recipe={"size": size_name, "note": "inputs are made by the program itself"},
@@ -87,7 +87,7 @@ def command_meta(benchmark: Benchmark, backend: CommandBackend, *, size_name: st
         extra={"backend": "command", "host_cpu": cpu, "commands": spec.templates(),
                "objective": spec.objective.describe(), "repeats": spec.repeats,
                "time_limit_s": dict(spec.limits_s)},
-    ), benchmark)
+    ).remember(benchmark)
 
 
 def skip_compile(job: CompileJob) -> CompileResult:
@@ -121,21 +121,26 @@ class CommandExecutor:
 
 def record_command_benchmark(
     benchmark: Benchmark,
-    out: str | Path,
+    out: str | Path | None,
     *,
     small: bool = False,
     sample: int | None = None,
     seed: int = 0,
     compile_workers: int = 1,
     limit: int | None = None,
+    max_seconds: float | None = None,
     resume: bool = False,
-) -> tuple[Dataset, Outcome]:
-    """Measure every valid configuration (or a seeded sample) into the dataset ``out``.
+    force: bool = False,
+) -> tuple[Dataset, Outcome, Path]:
+    """Measure every valid configuration (or a seeded sample) into the dataset ``out`` (None: the data
+    folder's default file for this host); returns the dataset, how far it got, and where it went.
 
     A journal beside ``out`` (``<out>.journal.jsonl``, as ``bat record``) keeps finished
-    configurations, so an interrupted recording resumes with ``resume=True``.
+    configurations, so an interrupted recording resumes with ``resume=True``; an existing dataset
+    is replaced only with ``force``. ``limit`` and ``max_seconds`` stop it early, between configurations.
     """
-    out = Path(out)
+    out = check_out(Path(out), resume=resume, force=force) if out is not None else default_out(
+        benchmark, host_id(), small=small, resume=resume, force=force)
     space = benchmark.space
     work: WorkList = sample_valid(space, sample, seed) if sample else all_valid(space)
     backend = command_backend(benchmark, small=small, compile_workers=compile_workers)
@@ -143,14 +148,14 @@ def record_command_benchmark(
     plan = RecordPlan(space=space, work=work, size_name=size_name,
                       meta=command_meta(benchmark, backend, size_name=size_name),
                       device={"host": host_id(), "compiler": compiler_version(backend.spec)})
-    journal = open_journal(plan, out.with_name(out.name + ".journal.jsonl"), resume=resume)
+    journal = open_journal(plan, journal_of(out), resume=resume)
     try:
         outcome = run_recording(plan, CommandExecutor(backend, plan, ahead=compile_workers + 1),
-                                journal, workers=0, limit=limit)
+                                journal, workers=0, limit=limit, max_seconds=max_seconds)
     finally:
         backend.close()
     dataset = to_dataset(plan, journal)
     dataset.save(out)
     if outcome.complete:
         journal.remove()
-    return dataset, outcome
+    return dataset, outcome, out

@@ -24,7 +24,13 @@
 
 #include "bat_fibers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+// GCC says -fsanitize=address with __SANITIZE_ADDRESS__, clang with __has_feature(address_sanitizer).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BAT_ASAN_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(BAT_ASAN_BUILD)
 #include <sanitizer/common_interface_defs.h>
 #define BAT_ASAN 1
 #define BAT_NO_ASAN __attribute__((no_sanitize_address))

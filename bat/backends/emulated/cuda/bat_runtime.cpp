@@ -29,6 +29,7 @@
 #include "bat_fibers.h"
 
 extern "C" void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+extern "C" void* __asan_region_is_poisoned(void* beg, size_t size) __attribute__((weak));
 
 // The shared-memory offsets of the plan are relative to this variable's address.
 extern "C" {
@@ -135,7 +136,14 @@ std::vector<Op> read_plan() {
         } else if (w[0] == "shared") {
             if (w.size() < 3) fail("plan: shared needs an offset and a size");
             long long offset = strtoll(w[1].c_str(), nullptr, 10);
-            shared.push_back(Region{reinterpret_cast<char*>(&bat_emu_anchor) + offset, number(w[2], "size")});
+            Region r{reinterpret_cast<char*>(&bat_emu_anchor) + offset, number(w[2], "size")};
+            // clang's AddressSanitizer pads an instrumented global with a poisoned redzone that its
+            // symbol's size includes (GCC's does not): the variable ends where the poison starts
+            if (__asan_region_is_poisoned) {
+                if (void* poisoned = __asan_region_is_poisoned(r.address, r.bytes))
+                    r.bytes = static_cast<size_t>(static_cast<char*>(poisoned) - r.address);
+            }
+            shared.push_back(r);
             continue;
         }
         ops.push_back(op);

@@ -1,0 +1,100 @@
+"""A whole comparison as one library call: the campaign from names, its runs, statistics, outputs and gate.
+
+``plan_campaign`` turns what a user names (tuners, benchmarks or datasets,
+GPUs, budgets, a preset) into a checked ``Campaign``, failing before any run
+on an unknown or broken tuner. ``compare`` runs it into an output folder
+(locked against a second campaign; finished runs are reused), analyses it,
+gates it against a baseline and writes the outputs: what ``bat compare`` and
+a notebook call alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bat.analysis.compare.assess import Analysis, analyse, gate
+from bat.analysis.compare.baseline import check_overlap, load_baseline
+from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
+from bat.analysis.compare.execute import CampaignRun, run_campaign
+from bat.analysis.compare.methodology import parse_success
+from bat.analysis.compare.presets import preset as get_preset
+from bat.analysis.compare.report import write_outputs
+from bat.core.atomic import check_output_folder
+from bat.core.locking import FolderLock
+
+#: budgets of a campaign that names none
+DEFAULT_BUDGETS = (25, 50, 100, 200, 400)
+
+
+def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = None,
+                  datasets: list[str] | None = None, gpus: list[str] | None = None,
+                  budgets: list[int] | None = None, repeats: int = 10, seed: int = 0, preset: str | None = None,
+                  remeasure: int | None = None, backend: str = "replay", noise: str = "none") -> Campaign:
+    """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early."""
+    p = get_preset(preset) if preset else None
+    tuner_list = tuners or (list(p.tuners) if p else None)
+    if not tuner_list:
+        raise CampaignError("--tuners: give --tuners or --preset")
+    if datasets:
+        if benchmarks or gpus:
+            raise CampaignError("--dataset: give --dataset or --benchmarks/--gpus, not both")
+        if backend != "replay":
+            raise CampaignError(f"--dataset replays recorded data; it cannot run on backend {backend!r}")
+        targets, chosen = dataset_targets(datasets)
+    else:
+        targets, chosen = resolve_targets(benchmarks, gpus), ()
+    campaign = Campaign(
+        tuners=tuple(TunerSpec.parse(t) for t in tuner_list), targets=targets, datasets=chosen,
+        budgets=tuple(budgets or (p.budgets if p else DEFAULT_BUDGETS)), repeats=repeats, seed=seed,
+        remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
+        backend=backend, notes=(p.note,) if p else (), noise=noise,
+    )
+    for t in campaign.tuners:
+        t.build()  # an unknown or broken tuner fails before any run
+    return campaign
+
+
+@dataclass
+class Comparison:
+    """What a comparison ran, found and wrote."""
+
+    run: CampaignRun
+    analysis: Analysis
+    paths: dict[str, Path]
+    baseline: Path | None = None
+    gated: list[str] = field(default_factory=list)  # the cells the baseline holds
+
+    @property
+    def compared(self) -> list[str]:
+        """The cells compared with the baseline ("label on benchmark/gpu at budget")."""
+        g = self.analysis.gate
+        if g is None:
+            return []
+        cells: pd.DataFrame = g.cells[["label", "benchmark", "gpu", "budget"]]
+        return ["{} on {}/{} at {}".format(*c) for c in cells.itertuples(index=False, name=None)]
+
+    @property
+    def regressed(self) -> bool:
+        """A baseline was given and the gate did not pass (a regression, or nothing compared)."""
+        return self.analysis.gate is not None and not self.analysis.gate.passed
+
+
+def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None = None, alpha: float = 0.05,
+            cles_threshold: float = 0.4, success: str = "noise", workers: int = 1, scheduler: str | None = None,
+            plots: bool = True, progress: Callable[[int, int], None] | None = None) -> Comparison:
+    """Run ``campaign`` into ``out``, analyse it, gate it against ``baseline`` and write the outputs."""
+    success = parse_success(success)  # a bad value fails before any run
+    base = load_baseline(baseline) if baseline else None  # and a baseline that could not gate this campaign
+    gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
+    out = check_output_folder(Path(out), what="--out")
+    with FolderLock(out, "--out"):  # a second campaign on this folder fails naming this one
+        done = run_campaign(campaign, out, workers=workers, scheduler=scheduler, progress=progress)
+        result = analyse(campaign, done.records, alpha=alpha, success=success)
+        if base is not None:
+            result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
+        paths = write_outputs(out, campaign, result, done.records, plots=plots)
+    return Comparison(done, result, paths, Path(baseline) if baseline else None, gated)
