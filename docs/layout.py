@@ -1,22 +1,22 @@
 """Regenerate the generated sections of docs/DESIGN.md from the tree: ``python docs/layout.py``.
 
-Two blocks between markers: the layout (every module of the four packages,
-one line each: its docstring's first line) and the layers with their
-dependency rules (the data of tests/test_architecture.py, which enforces
-them). tests/test_repository.py fails when DESIGN.md is not what this script
-writes.
+Two blocks between markers: the layout (every module of the ``bat``
+namespace, through the links of the top-level folders, one line each: its
+docstring's first line) and the layers with their dependency rules (the data
+of tests/test_architecture.py, which enforces them). tests/test_repository.py
+fails when DESIGN.md is not what this script writes.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "docs" / "DESIGN.md"
-PACKAGES = ("bat", "benchmarks", "tuner_adapters", "analysis")
 WIDTH = 34
 
 
@@ -29,20 +29,20 @@ def _summary(path: Path) -> str:
 
 
 def layout() -> str:
-    """Every package and module of the four packages, indented by depth, with its one-line summary."""
+    """Every package and module of the namespace, indented by depth, with its one-line summary; a linked
+    top-level folder (``bat/analysis -> ../analysis``) is shown as such."""
     lines = []
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py"), key=lambda p: p.relative_to(ROOT).parts):
-            rel = path.relative_to(ROOT)
-            if "__pycache__" in rel.parts:
-                continue
-            depth = len(rel.parts) - 1
-            if path.name == "__init__.py":
-                name, depth = f"{rel.parent.name}/", depth - 1
-            else:
-                name = path.name
-            lines.append(f"{'  ' * depth}{name}".ljust(WIDTH) + _summary(path))
-    return "\n".join(lines)
+    for folder, dirs, names in os.walk(ROOT / "bat", followlinks=True):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        here = Path(folder)
+        rel = here.relative_to(ROOT)
+        depth = len(rel.parts) - 1
+        if (here / "__init__.py").is_file():
+            link = f" (-> {os.readlink(here)})" if here.is_symlink() else ""
+            lines.append((rel.parts, f"{'  ' * depth}{here.name}/{link}".ljust(WIDTH) + _summary(here / "__init__.py")))
+        for name in sorted(n for n in names if n.endswith(".py") and n != "__init__.py"):
+            lines.append(((*rel.parts, name), f"{'  ' * (depth + 1)}{name}".ljust(WIDTH) + _summary(here / name)))
+    return "\n".join(line for _, line in sorted(lines))
 
 
 def _architecture() -> object:
@@ -54,13 +54,13 @@ def _architecture() -> object:
 
 
 def layers() -> str:
-    """A Markdown table of the layers: their modules, what each may import, what it must never import."""
+    """A Markdown table of the layers (folders of bat/): what each may import, what it must never import."""
     arch = _architecture()
-    rows = ["| layer | modules | may import | never imports (third party) |", "|---|---|---|---|"]
-    for layer, prefixes in arch.LAYERS.items():
-        allowed = ", ".join(sorted(arch.ALLOWED[layer])) if arch.ALLOWED[layer] != frozenset(arch.LAYERS) else "any"
+    rows = ["| layer (folder of bat/) | may import | never imports (third party) |", "|---|---|---|"]
+    for layer in arch.LAYERS:
+        allowed = ", ".join(sorted(arch.ALLOWED[layer])) if layer in arch.ALLOWED else "any"
         forbidden = ", ".join(sorted(arch.FORBIDDEN_EXTERNAL.get(layer, ()))) or "-"
-        rows.append(f"| {layer} | {', '.join(f'`{p}`' for p in prefixes)} | {allowed} | {forbidden} |")
+        rows.append(f"| {'bat/__init__.py' if layer == 'facade' else f'`{layer}`'} | {allowed} | {forbidden} |")
     return "\n".join(rows)
 
 

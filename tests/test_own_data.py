@@ -296,8 +296,8 @@ def test_t1_and_cache_of_a_new_kernel_give_a_dataset_with_constraints(tmp_path, 
     text = out.replace("\n", " ")
     assert f"the file has {len(brute.frame):,} of them (every one)" in text  # the constraints reproduce the cache
     entry = find_dataset("toykernel", "RTX_3090")
-    assert entry.meta.extra["space_file"] == str(t1.resolve())
-    assert len(entry.meta.extra["space"]["constraints"]) == 2
+    assert entry.meta.space_file == str(t1.resolve()) and "space" not in entry.meta.extra
+    assert len(entry.meta.space["constraints"]) == 2
 
     trace_file = tmp_path / "run.parquet"  # `bat run -b T1` needs nothing else: the dataset is found by hash
     code, out, _ = run(["run", "-t", "reference:random", "-b", str(t1), "-n", "25", "-o", str(trace_file)], capsys)

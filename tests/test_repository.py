@@ -24,10 +24,11 @@ def tracked_files() -> list[Path]:
 
 
 def text_of(path: Path) -> str | None:
-    """The file as text, None for a binary file (NUL bytes) or one deleted from the working tree."""
+    """The file as text, None for a binary file (NUL bytes), a link to a folder (bat/analysis) or a file
+    deleted from the working tree."""
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         return None
     return None if b"\0" in data[:8192] else data.decode("utf-8", errors="replace")
 

@@ -216,7 +216,7 @@ def _shipped() -> tuple[tuple[str, Path], ...]:
         dirs = list(spec.submodule_search_locations or []) if spec else []
         if not dirs:
             raise RegistryError(f"entry point {ep.name} = {ep.value} ({DATASET_GROUP}) is not a package on disk")
-        roots.append((ep.name, Path(dirs[0])))
+        roots.append((ep.name, Path(dirs[0]).resolve()))  # in a checkout, results/ rather than its link
     return tuple(sorted(roots))
 
 
