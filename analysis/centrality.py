@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from analysis.pagerank_rule import RULES, PageRankRun, StopRule
 from bat.dataset import Dataset, Status
 from bat.errors import DatasetError, UnknownNameError
 from bat.space import SearchSpace
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 INVALID_FITNESS = 1e10
 RULE_CHOICES = ("auto", *RULES)
@@ -156,6 +160,36 @@ def proportion_of_centrality(fitness: np.ndarray, variant: str = "published",
         minima = local_minima(graph)
         f_min, r_min = fitness[minima], run.rank[minima]
         n_nodes, n_edges = graph.n_nodes, graph.n_edges
+    return _centrality(variant, neighbourhood, p_grid, f_min, r_min, f_opt, n_nodes, n_edges, run)
+
+
+def proportion_of_centrality_dask(client: Client, fitness_rows: Callable[[int, int], np.ndarray],
+                                  shape: tuple[int, ...], variant: str = "published",
+                                  p_grid: np.ndarray = P_GRID, rule: StopRule | None = None, n_slabs: int = 8,
+                                  max_iter: int = 1000, allow_unconverged: bool = False) -> Centrality:
+    """``proportion_of_centrality`` (adjacent neighbourhood) of a product too large for one machine, on Dask.
+
+    ``fitness_rows(lo, hi)``: the fitness of leading-axis rows lo..hi-1 of
+    the full array (1e10 where invalid), called on the workers; the product
+    is cut into ``n_slabs`` slabs of rows (``analysis.ffg_dask``).
+    """
+    from analysis.ffg_dask import dask_pagerank
+
+    if variant not in VARIANTS:
+        raise UnknownNameError("centrality variant", variant, list(VARIANTS))
+    valid = variant == "valid"
+    out = dask_pagerank(client, fitness_rows, shape, strict=valid, valid_only=valid, invalid=INVALID_FITNESS,
+                        n_slabs=n_slabs, rule=rule, max_iter=max_iter, allow_unconverged=allow_unconverged)
+    if not np.isfinite(out.f_opt):
+        raise DatasetError("proportion of centrality needs at least one valid configuration")
+    return _centrality(variant, "adjacent", p_grid, out.minima_fitness, out.run.rank, out.f_opt, out.n_nodes,
+                       out.n_edges, out.run)
+
+
+def _centrality(variant: str, neighbourhood: str, p_grid: np.ndarray, f_min: np.ndarray, r_min: np.ndarray,
+                f_opt: float, n_nodes: int, n_edges: int, run: PageRankRun) -> Centrality:
+    """The proportions from the minima's fitness and PageRank, with notes on how PageRank stopped."""
+    rule = run.rule
     total = float(r_min.sum())
     prop = np.array([r_min[f_min <= (1 + p) * f_opt].sum() / total for p in p_grid])
     result = Centrality(variant, neighbourhood, np.asarray(p_grid, dtype=float), prop,

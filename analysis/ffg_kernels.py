@@ -46,10 +46,9 @@ def _edge(fi, fj, node_i, strict, valid_only, invalid):
     return fj < fi or (not strict and fj == fi)
 
 
-@numba.njit(cache=True, parallel=True)
-def build_masks(f, f_base, shape, strides, base, strict, valid_only, invalid, inmask, deg, minimum,
-                n_chunks):
-    """Fill ``inmask``, ``deg`` and ``minimum`` for rows [base, base + len(inmask) / row); return the edge count.
+@numba.njit(cache=True)
+def build_range(f, f_base, shape, strides, base, strict, valid_only, invalid, inmask, deg, minimum, lo, hi):
+    """Fill ``inmask``, ``deg``, ``minimum`` at positions [lo, hi) of a slab of rows [base, ...); return the edges.
 
     ``f`` holds the fitness of rows [f_base, ...) (the slab and its neighbour
     rows). Edges x -> y for f(y) <= f(x) (``strict``: <). Points with
@@ -60,52 +59,59 @@ def build_masks(f, f_base, shape, strides, base, strict, valid_only, invalid, in
     (it sits on a plateau, whose edges go both ways). ``minimum``: valid, no
     strictly better neighbour.
     """
-    n, nd, row = inmask.size, len(shape), strides[0]
+    nd, row = len(shape), strides[0]
     shift = (base - f_base) * row
+    coords = np.empty(nd, np.int64)
+    if lo < hi:
+        _unravel(lo + base * row, shape, coords)
+    count = 0
+    for k in range(lo, hi):
+        i = k + shift
+        fi = f[i]
+        node = (not valid_only) or fi < invalid
+        m = 0
+        out = 0
+        better = False
+        tie = False
+        for d in range(nd):
+            s = strides[d]
+            if coords[d] + 1 < shape[d]:
+                fj = f[i + s]
+                better |= fj < fi
+                e = _edge(fi, fj, node, strict, valid_only, invalid)
+                out += e
+                tie |= e and fj == fi
+                if _edge(fj, fi, (not valid_only) or fj < invalid, strict, valid_only, invalid):
+                    m |= 1 << (2 * d)
+            if coords[d] > 0:
+                fj = f[i - s]
+                better |= fj < fi
+                e = _edge(fi, fj, node, strict, valid_only, invalid)
+                out += e
+                tie |= e and fj == fi
+                if _edge(fj, fi, (not valid_only) or fj < invalid, strict, valid_only, invalid):
+                    m |= 1 << (2 * d + 1)
+        inmask[k] = m
+        deg[k] = out | (TIE if tie else 0)
+        minimum[k] = fi < invalid and not better
+        count += out
+        for d in range(nd - 1, -1, -1):  # odometer: next index
+            coords[d] += 1
+            if coords[d] < shape[d]:
+                break
+            coords[d] = 0
+    return count
+
+
+@numba.njit(cache=True, parallel=True)
+def build_masks(f, f_base, shape, strides, base, strict, valid_only, invalid, inmask, deg, minimum, n_chunks):
+    """``build_range`` over the whole slab, in ``n_chunks`` parallel chunks; return the edge count."""
+    n = inmask.size
     per = (n + n_chunks - 1) // n_chunks
     edges = np.zeros(n_chunks, np.int64)
     for c in numba.prange(n_chunks):
-        lo, hi = c * per, min(n, (c + 1) * per)
-        coords = np.empty(nd, np.int64)
-        if lo < hi:
-            _unravel(lo + base * row, shape, coords)
-        count = 0
-        for k in range(lo, hi):
-            i = k + shift
-            fi = f[i]
-            node = (not valid_only) or fi < invalid
-            m = 0
-            out = 0
-            better = False
-            tie = False
-            for d in range(nd):
-                s = strides[d]
-                if coords[d] + 1 < shape[d]:
-                    fj = f[i + s]
-                    better |= fj < fi
-                    e = _edge(fi, fj, node, strict, valid_only, invalid)
-                    out += e
-                    tie |= e and fj == fi
-                    if _edge(fj, fi, (not valid_only) or fj < invalid, strict, valid_only, invalid):
-                        m |= 1 << (2 * d)
-                if coords[d] > 0:
-                    fj = f[i - s]
-                    better |= fj < fi
-                    e = _edge(fi, fj, node, strict, valid_only, invalid)
-                    out += e
-                    tie |= e and fj == fi
-                    if _edge(fj, fi, (not valid_only) or fj < invalid, strict, valid_only, invalid):
-                        m |= 1 << (2 * d + 1)
-            inmask[k] = m
-            deg[k] = out | (TIE if tie else 0)
-            minimum[k] = fi < invalid and not better
-            count += out
-            for d in range(nd - 1, -1, -1):  # odometer: next index
-                coords[d] += 1
-                if coords[d] < shape[d]:
-                    break
-                coords[d] = 0
-        edges[c] = count
+        edges[c] = build_range(f, f_base, shape, strides, base, strict, valid_only, invalid, inmask, deg, minimum,
+                               c * per, min(n, (c + 1) * per))
     return edges.sum()
 
 

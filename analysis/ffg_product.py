@@ -114,16 +114,21 @@ class Slab:
 
 
 def build_slab(f: np.ndarray, f_base: int, shape: tuple[int, ...], lo: int, hi: int, *, strict: bool,
-               valid_only: bool, invalid: float, n_chunks: int) -> Slab:
-    """The slab of rows [lo, hi); ``f`` (flat) holds the fitness of rows [f_base, ...), one row beyond each side."""
+               valid_only: bool, invalid: float, n_chunks: int = 0) -> Slab:
+    """The slab of rows [lo, hi); ``f`` (flat) holds the fitness of rows [f_base, ...), one row beyond each side.
+
+    ``n_chunks`` > 0: built by that many Numba threads' chunks; 0: in this
+    thread only (Numba's default thread pool must not be entered from two
+    threads at once, as Dask's worker threads would).
+    """
     strides = product_strides(shape)
     row = int(strides[0])
     n = (hi - lo) * row
     inmask = np.empty(n, mask_dtype(len(shape)))
     deg = np.empty(n, np.uint8)
     minimum = np.empty(n, np.bool_)
-    n_edges = int(k.build_masks(f, f_base, np.array(shape, np.int64), strides, lo, strict, valid_only, invalid,
-                                inmask, deg, minimum, n_chunks))
+    args = (f, f_base, np.array(shape, np.int64), strides, lo, strict, valid_only, invalid, inmask, deg, minimum)
+    n_edges = int(k.build_masks(*args, n_chunks) if n_chunks else k.build_range(*args, 0, n))
     minima = np.flatnonzero(minimum)
     del minimum
     own = f[(lo - f_base) * row:(hi - f_base) * row]

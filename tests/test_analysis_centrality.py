@@ -202,3 +202,33 @@ def test_result_states_rule_iterations_and_residual():
     assert out["proportion_error_bound"] == pytest.approx(out["residual"] / 0.15 / out["mass_on_minima"])
     (line,) = centrality_lines({"g": {"measured": c.to_dict()}}, {"g": ""})
     assert f"rule l1 (tol 1e-09), {c.pagerank.iterations} iterations, residual" in line
+
+
+def test_dask_centrality_equals_single_machine():
+    """The slabs on a LocalCluster give the single-machine PageRank and centrality (same blocks, same order)."""
+    from distributed import Client, LocalCluster
+
+    from analysis.centrality import proportion_of_centrality_dask
+    from analysis.ffg_dask import dask_pagerank
+
+    rng = np.random.default_rng(5)
+    f = rng.random((7, 4, 5, 3)).round(2) + 1.0  # some ties
+    f[rng.random(f.shape) < 0.2] = INVALID_FITNESS
+    with (LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+          Client(cluster) as client):
+        for variant in ("published", "valid"):
+            valid = variant == "valid"
+            single = build_product_graph(f, variant).pagerank(n_blocks=4)
+            dask = dask_pagerank(client, lambda lo, hi: f[lo:hi], f.shape, strict=valid, valid_only=valid,
+                                 invalid=INVALID_FITNESS, n_slabs=4, gather_rank=True)
+            assert dask.run.converged and dask.run.iterations == single.iterations
+            assert np.allclose(dask.full_rank, single.rank, rtol=1e-12, atol=0)
+            assert dask.run.residual == pytest.approx(single.residual, rel=1e-9)
+            rule = StopRule("l1", 1e-7)
+            ours = proportion_of_centrality(f, variant, rule=rule)
+            theirs = proportion_of_centrality_dask(client, lambda lo, hi: f[lo:hi], f.shape, variant, rule=rule,
+                                                   n_slabs=4)
+            assert np.allclose(theirs.proportion, ours.proportion, rtol=0, atol=ours.proportion_error_bound())
+            assert (theirs.n_nodes, theirs.n_edges, theirs.n_minima, theirs.f_opt) == (
+                ours.n_nodes, ours.n_edges, ours.n_minima, ours.f_opt)
+            assert theirs.to_dict()["stopping"]["rule"] == "l1"
