@@ -46,7 +46,7 @@ def _edge(fi, fj, node_i, strict, valid_only, invalid):
     return fj < fi or (not strict and fj == fi)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def build_range(f, f_base, shape, strides, base, strict, valid_only, invalid, inmask, deg, minimum, lo, hi):
     """Fill ``inmask``, ``deg``, ``minimum`` at positions [lo, hi) of a slab of rows [base, ...); return the edges.
 
@@ -130,7 +130,7 @@ def _inflow(z, m, nd, strides, zk):
     return acc + (z[zk + 1] * (m & 1) + z[zk - 1] * ((m >> 1) & 1))
 
 
-@numba.njit(cache=True, fastmath=True)
+@numba.njit(cache=True, nogil=True, fastmath=True)
 def sweep_rows(z, inmask, deg, node, strides, alpha, omega, base, lo, hi, forward):
     """One Gauss-Seidel pass over the nodes of leading-axis rows [lo, hi); returns sum |change of y|.
 
@@ -163,7 +163,7 @@ def sweep_rows(z, inmask, deg, node, strides, alpha, omega, base, lo, hi, forwar
     return change
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sums_rows(z, deg, node, row, base, lo, hi):
     """(sum of y, sum of y over dangling nodes) over leading-axis rows [lo, hi)."""
     total = dangling = 0.0
@@ -179,7 +179,7 @@ def sums_rows(z, deg, node, row, base, lo, hi):
     return total, dangling
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def residual_rows(z, inmask, deg, node, strides, alpha, base, lo, hi, scale, teleport):
     """sum |G(x)_i - x_i| over the nodes of rows [lo, hi), x = y * scale, G the networkx PageRank map.
 
