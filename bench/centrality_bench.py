@@ -19,8 +19,14 @@ matmul_c) a deterministic analytic stand-in, NOT measured data: a bowl with
 ripples over the value indices, 1e10 where a constraint is violated. It
 measures the graph algorithm only and says nothing about those kernels.
 
+``dask SPACE``: the l1 proportion of centrality of a product through
+``proportion_of_centrality_dask`` on a LocalCluster of 2 single-thread
+workers in this process (slabs of 8 leading-parameter rows), beside the
+single-machine solver in the same process, with their largest difference.
+
 Usage: python bench/centrality_bench.py all          (every space, every engine)
        python bench/centrality_bench.py one SPACE ENGINE
+       python bench/centrality_bench.py dask SPACE
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -109,7 +116,8 @@ def one(name: str, engine: str) -> dict[str, object]:
 
 def measure(name: str, engine: str) -> dict[str, object]:
     """One measurement in a fresh process: its result plus whole-process wall and CPU time."""
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": os.environ.get("PYTHONPYCACHEPREFIX", "/tmp/bat-bench-pycache")}
+    cache = os.environ.get("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / "bat-bench-pycache"))
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, __file__, "one", name, engine], capture_output=True, text=True,
@@ -148,9 +156,33 @@ def main() -> None:
     print(f"load average after {os.getloadavg()}")
 
 
+def dask_vs_single(name: str) -> None:
+    from distributed import Client, LocalCluster
+
+    from analysis.centrality import proportion_of_centrality, proportion_of_centrality_dask
+
+    fitness, source = fitness_of(name)
+    print(f"{name}: {fitness.size:,} points ({source}); load average {os.getloadavg()}")
+    t0 = time.perf_counter()
+    single = proportion_of_centrality(fitness)
+    t_single = time.perf_counter() - t0
+    with (LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+          Client(cluster) as client):
+        t0 = time.perf_counter()
+        dask = proportion_of_centrality_dask(client, lambda lo, hi: fitness[lo:hi], fitness.shape, n_slabs=8)
+        t_dask = time.perf_counter() - t0
+    diff = float(np.abs(dask.proportion - single.proportion).max())
+    print(f"single machine: {t_single:.1f} s, {single.pagerank.iterations} sweeps, residual "
+          f"{single.pagerank.residual:.2g}; Dask LocalCluster (2 workers, 8 slabs): {t_dask:.1f} s, "
+          f"{dask.pagerank.iterations} sweeps, residual {dask.pagerank.residual:.2g}; largest difference of the "
+          f"proportions {diff:.1e}; peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GB")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["all"]:
         main()
+    elif sys.argv[1:2] == ["dask"] and len(sys.argv) == 3:
+        dask_vs_single(sys.argv[2])
     elif sys.argv[1:2] == ["one"] and len(sys.argv) == 4:
         print(json.dumps(one(sys.argv[2], sys.argv[3])))
     else:
