@@ -82,20 +82,22 @@ def _set_ghosts(state: _State, below: tuple[np.ndarray, np.ndarray] | None,
 def _sweep(state: _State, below: Any, above: Any, alpha: float, omega: float, forward: bool) -> tuple[_State, float]:
     _set_ghosts(state, below, above)
     s = state.slab
-    change = k.sweep_rows(state.z, s.inmask, s.deg, s.node, state.strides, alpha, omega, s.lo, s.lo, s.hi, forward)
+    change = k.sweep_rows(state.z, int(state.strides[0]), s.inmask, s.deg, s.node, state.strides, alpha, omega, s.lo,
+                          s.lo, s.hi, forward)
     return state, change
 
 
 def _sums(state: _State) -> tuple[float, float]:
     s = state.slab
-    return k.sums_rows(state.z, s.deg, s.node, int(state.strides[0]), s.lo, s.lo, s.hi)
+    row = int(state.strides[0])
+    return k.sums_rows(state.z, row, s.deg, s.node, row, s.lo, s.lo, s.hi)
 
 
 def _residual(state: _State, below: Any, above: Any, alpha: float, scale: float, teleport: float) -> float:
     _set_ghosts(state, below, above)
     s = state.slab
-    return k.residual_rows(state.z, s.inmask, s.deg, s.node, state.strides, alpha, s.lo, s.lo, s.hi, scale,
-                           teleport)
+    return k.residual_rows(state.z, int(state.strides[0]), s.inmask, s.deg, s.node, state.strides, alpha, s.lo,
+                           s.lo, s.hi, scale, teleport)
 
 
 def _minima(state: _State, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

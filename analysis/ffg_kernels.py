@@ -16,9 +16,11 @@ dangling mass spread uniformly. One sweep updates the nodes of rows
 reading the newest value of every neighbour (Gauss-Seidel).
 
 Layout: ``inmask``, ``deg`` and ``node`` cover the rows [base, base + n) of
-the leading axis (a slab, or the whole array with base 0); ``z`` covers one
-row more on each side (a neighbour slab's boundary row, or zeros at the
-ends), so a node's neighbours are read without bounds checks or branches.
+the leading axis (a slab, or the whole array with base 0); ``z`` holds the
+same points from position ``zoff`` on, with ``zoff`` entries more on each
+side: a neighbour slab's boundary row (Dask), or zeros as wide as the
+second axis' stride (one machine), so a node's neighbours along all but
+the leading axis are read without bounds checks or branches.
 """
 
 from __future__ import annotations
@@ -117,13 +119,23 @@ def build_masks(f, f_base, shape, strides, base, strict, valid_only, invalid, in
 
 @numba.njit(cache=True, inline="always", fastmath=True)
 def _inflow(z, m, nd, strides, zk):
-    """Sum of z over the in-neighbours (in-mask ``m``) of the node at z position zk; branch-free.
+    """Sum of z over the in-neighbours (in-mask ``m``) of the node at z position zk.
 
-    The last axis (stride 1) comes last: in a Gauss-Seidel sweep its value was
-    written one step before, and adding it last keeps that dependency short.
+    The leading axis is read only where an edge is (its neighbours may lie a
+    whole row away, past the padding); the others branch-free, multiplied by
+    their bit. The last axis (stride 1) comes last: in a Gauss-Seidel sweep
+    its value was written one step before, and adding it last keeps that
+    dependency short.
     """
     acc = 0.0
-    for d in range(nd - 1):
+    if m & 1:
+        acc += z[zk + strides[0]]
+    if m & 2:
+        acc += z[zk - strides[0]]
+    if nd == 1:
+        return acc
+    m >>= 2
+    for d in range(1, nd - 1):
         s = strides[d]
         acc += z[zk + s] * (m & 1) + z[zk - s] * ((m >> 1) & 1)
         m >>= 2
@@ -131,7 +143,7 @@ def _inflow(z, m, nd, strides, zk):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def sweep_rows(z, inmask, deg, node, strides, alpha, omega, base, lo, hi, forward):
+def sweep_rows(z, zoff, inmask, deg, node, strides, alpha, omega, base, lo, hi, forward):
     """One Gauss-Seidel pass over the nodes of leading-axis rows [lo, hi); returns sum |change of y|.
 
     Nodes on a plateau (``TIE``) are over-relaxed by ``omega`` (SOR): plateau
@@ -154,17 +166,17 @@ def sweep_rows(z, inmask, deg, node, strides, alpha, omega, base, lo, hi, forwar
     for t in range(last - first):
         k = first + t if forward else last - 1 - t
         if all_nodes or node[k]:
-            y = 1.0 + alpha * _inflow(z, inmask[k], nd, strides, k + row)
+            y = 1.0 + alpha * _inflow(z, inmask[k], nd, strides, k + zoff)
             b = deg[k]
-            old = z[k + row] * times[b]
+            old = z[k + zoff] * times[b]
             y = old + relax[b] * (y - old)
             change += abs(y - old)
-            z[k + row] = y * inverse[b]
+            z[k + zoff] = y * inverse[b]
     return change
 
 
 @numba.njit(cache=True, nogil=True)
-def sums_rows(z, deg, node, row, base, lo, hi):
+def sums_rows(z, zoff, deg, node, row, base, lo, hi):
     """(sum of y, sum of y over dangling nodes) over leading-axis rows [lo, hi)."""
     total = dangling = 0.0
     all_nodes = node.size == 0
@@ -172,15 +184,15 @@ def sums_rows(z, deg, node, row, base, lo, hi):
         if all_nodes or node[k]:
             dk = deg[k] & DEGREE
             if dk:
-                total += z[k + row] * dk
+                total += z[k + zoff] * dk
             else:
-                total += z[k + row]
-                dangling += z[k + row]
+                total += z[k + zoff]
+                dangling += z[k + zoff]
     return total, dangling
 
 
 @numba.njit(cache=True, nogil=True)
-def residual_rows(z, inmask, deg, node, strides, alpha, base, lo, hi, scale, teleport):
+def residual_rows(z, zoff, inmask, deg, node, strides, alpha, base, lo, hi, scale, teleport):
     """sum |G(x)_i - x_i| over the nodes of rows [lo, hi), x = y * scale, G the networkx PageRank map.
 
     ``teleport`` = (alpha * dangling mass + 1 - alpha) / number of nodes.
@@ -190,15 +202,15 @@ def residual_rows(z, inmask, deg, node, strides, alpha, base, lo, hi, scale, tel
     out = 0.0
     for k in range((lo - base) * row, (hi - base) * row):
         if all_nodes or node[k]:
-            g = alpha * scale * _inflow(z, inmask[k], nd, strides, k + row) + teleport
+            g = alpha * scale * _inflow(z, inmask[k], nd, strides, k + zoff) + teleport
             dk = deg[k] & DEGREE
-            x = (z[k + row] * dk if dk else z[k + row]) * scale
+            x = (z[k + zoff] * dk if dk else z[k + zoff]) * scale
             out += abs(g - x)
     return out
 
 
 @numba.njit(cache=True, parallel=True)
-def sweep_blocks(z, inmask, deg, node, strides, alpha, omega, bounds, forward):
+def sweep_blocks(z, zoff, inmask, deg, node, strides, alpha, omega, bounds, forward):
     """One sweep over every block of rows (block b = rows bounds[b]..bounds[b+1]) of the whole array.
 
     Even blocks first, in parallel, then odd ones (reverse colour order when
@@ -209,35 +221,36 @@ def sweep_blocks(z, inmask, deg, node, strides, alpha, omega, bounds, forward):
     for colour in (0, 1) if forward else (1, 0):
         for h in numba.prange((nb - colour + 1) // 2):
             b = 2 * h + colour
-            change[b] = sweep_rows(z, inmask, deg, node, strides, alpha, omega, 0, bounds[b], bounds[b + 1],
+            change[b] = sweep_rows(z, zoff, inmask, deg, node, strides, alpha, omega, 0, bounds[b], bounds[b + 1],
                                    forward)
     return change.sum()
 
 
 @numba.njit(cache=True, parallel=True)
-def sums_blocks(z, deg, node, row, bounds):
+def sums_blocks(z, zoff, deg, node, row, bounds):
     """(sum of y, sum of y over dangling nodes) of the whole array."""
     nb = len(bounds) - 1
     tot = np.zeros(nb)
     dang = np.zeros(nb)
     for b in numba.prange(nb):
-        tot[b], dang[b] = sums_rows(z, deg, node, row, 0, bounds[b], bounds[b + 1])
+        tot[b], dang[b] = sums_rows(z, zoff, deg, node, row, 0, bounds[b], bounds[b + 1])
     return tot.sum(), dang.sum()
 
 
 @numba.njit(cache=True, parallel=True)
-def residual_blocks(z, inmask, deg, node, strides, alpha, bounds, scale, teleport):
+def residual_blocks(z, zoff, inmask, deg, node, strides, alpha, bounds, scale, teleport):
     """L1 residual of the normalised iterate over the whole array."""
     nb = len(bounds) - 1
     res = np.zeros(nb)
     for b in numba.prange(nb):
-        res[b] = residual_rows(z, inmask, deg, node, strides, alpha, 0, bounds[b], bounds[b + 1], scale, teleport)
+        res[b] = residual_rows(z, zoff, inmask, deg, node, strides, alpha, 0, bounds[b], bounds[b + 1], scale,
+                               teleport)
     return res.sum()
 
 
 @numba.njit(cache=True, parallel=True)
-def normalise(z, deg, node, row, scale, n_chunks):
-    """In place: the rows of z (ghost rows aside) -> PageRank (y * scale on nodes, 0 elsewhere)."""
+def normalise(z, zoff, deg, node, scale, n_chunks):
+    """In place: z (padding aside) -> PageRank (y * scale on nodes, 0 elsewhere)."""
     n = deg.size
     per = (n + n_chunks - 1) // n_chunks
     all_nodes = node.size == 0
@@ -245,6 +258,6 @@ def normalise(z, deg, node, row, scale, n_chunks):
         for k in range(c * per, min(n, (c + 1) * per)):
             if all_nodes or node[k]:
                 dk = deg[k] & DEGREE
-                z[k + row] = (z[k + row] * dk if dk else z[k + row]) * scale
+                z[k + zoff] = (z[k + zoff] * dk if dk else z[k + zoff]) * scale
             else:
-                z[k + row] = 0.0
+                z[k + zoff] = 0.0

@@ -1,8 +1,9 @@
 """The adjacent-value FFG of a full product space as one bit mask per node, and PageRank on it by Gauss-Seidel.
 
 For spaces up to and past 10^8 configurations: memory is the fitness array
-(the caller's), 1 to 8 bytes of edge mask per node and one float64 iterate;
-no edge list. The loops are in ``analysis.ffg_kernels`` (Numba).
+(the caller's), an in-edge mask (1 to 8 bytes) and an out-degree byte per
+node, and one float64 iterate; no edge list. The loops are in
+``analysis.ffg_kernels`` (Numba).
 
 PageRank solves the linear system ``y = 1 + alpha P^T y`` (dangling rows of P
 zero; x = y / sum(y) is networkx's PageRank with uniform personalisation and
@@ -60,7 +61,8 @@ class ProductFFG:
     def __init__(self, fitness: np.ndarray, *, strict: bool = False, valid_only: bool = False,
                  invalid: float = np.inf) -> None:
         f = np.ascontiguousarray(fitness, dtype=np.float64)
-        self.shape = f.shape if f.ndim else (1,)
+        # parameters with one value add no neighbours; without them the flat order is the same
+        self.shape = tuple(s for s in f.shape if s > 1) or (1,)
         self.strides = product_strides(self.shape)
         self.n_threads = numba.get_num_threads()
         slab = build_slab(f.reshape(-1), 0, self.shape, 0, self.shape[0], strict=strict, valid_only=valid_only,
@@ -77,17 +79,18 @@ class ProductFFG:
         if rule.name != "l1":
             raise ValueError("ProductFFG solves under the l1 rule; the networkx rule is analysis.ffg's")
         row = int(self.strides[0])
+        pad = int(self.strides[1]) if len(self.shape) > 1 else 0  # see analysis.ffg_kernels: layout
         bounds = row_blocks(self.shape[0], n_blocks)
-        z = np.zeros(self.deg.size + 2 * row)
-        start_iterate(z[row:row + self.deg.size], self.deg, self.node)
+        z = np.zeros(self.deg.size + 2 * pad)
+        start_iterate(z[pad:pad + self.deg.size], self.deg, self.node)
+        graph = (self.inmask, self.deg, self.node, self.strides, alpha)
         iterations, residual, total, omega_used = solve(
-            lambda fw, om: k.sweep_blocks(z, self.inmask, self.deg, self.node, self.strides, alpha, om, bounds, fw),
-            lambda: k.sums_blocks(z, self.deg, self.node, row, bounds),
-            lambda scale, tele: k.residual_blocks(z, self.inmask, self.deg, self.node, self.strides, alpha,
-                                                  bounds, scale, tele),
+            lambda fw, om: k.sweep_blocks(z, pad, *graph, om, bounds, fw),
+            lambda: k.sums_blocks(z, pad, self.deg, self.node, row, bounds),
+            lambda scale, tele: k.residual_blocks(z, pad, *graph, bounds, scale, tele),
             self.n_nodes, rule.threshold(self.n_nodes), alpha, omega, max_iter, progress)
-        k.normalise(z, self.deg, self.node, row, 1.0 / total, 4 * self.n_threads)
-        out = PageRankRun(z[row:row + self.deg.size], rule,
+        k.normalise(z, pad, self.deg, self.node, 1.0 / total, 4 * self.n_threads)
+        out = PageRankRun(z[pad:pad + self.deg.size], rule,
                           f"block SOR on plateaus (omega {omega_used:g}), Gauss-Seidel elsewhere; product FFG",
                           iterations, residual, residual <= rule.threshold(self.n_nodes))
         return finish(out, max_iter, allow_unconverged)

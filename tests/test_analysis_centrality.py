@@ -149,6 +149,16 @@ def test_product_pagerank_equals_networkx_converged(benchmark, variant):
     assert np.max(np.abs(ours[on] - ref[on]) / ref[on]) <= 1e-9
 
 
+@pytest.mark.parametrize("shape", [(1, 6, 1, 5), (9,), (2, 1), (1,)])
+def test_product_pagerank_with_single_value_and_single_axis_parameters(shape):
+    f = _landscape(shape, seed=int(np.prod(shape)))
+    graph = build_product_graph(f)
+    run = graph.pagerank(StopRule("l1", 1e-14))
+    ref = reference_pagerank(f, l1_change=1e-15, max_iter=5000)
+    assert graph.shape == tuple(s for s in shape if s > 1) or graph.shape == (1,)
+    assert np.max(np.abs(run.rank.reshape(shape) - ref) / ref) <= 1e-9
+
+
 def test_l1_residual_is_the_real_one():
     """The residual a result states is ||G(x) - x||_1 with G networkx's own Google matrix."""
     import networkx as nx
