@@ -9,8 +9,12 @@ not the edges, and no Python loop runs per node.
 
 PageRank follows ``networkx.pagerank`` exactly: x <- alpha * (x P + (dangling
 mass) * p) + (1 - alpha) * p with P the out-degree-normalised adjacency,
-uniform personalisation p over the nodes, dangling mass spread as p,
-stopping when the L1 change is below N * tol, at most ``max_iter`` steps.
+uniform personalisation p over the nodes, dangling mass spread as p, from
+x = p, at most ``max_iter`` steps; it stops under a named rule
+(``bat.analysis.pagerank_rule``): networkx's own (L1 change below N * tol) or
+``l1`` (L1 change, the residual of the previous iterate, at most tol).
+For the adjacent neighbourhood of large spaces ``bat.analysis.ffg_product`` is
+faster and smaller; this module also does the Hamming neighbourhood.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.core.errors import ConvergenceError, UnknownNameError
+from bat.analysis.pagerank_rule import ALPHA, PageRankRun, StopRule, finish
+from bat.core.errors import UnknownNameError
 
 NEIGHBOURHOODS = ("adjacent", "hamming")
 
@@ -107,10 +112,16 @@ class FitnessFlowGraph:
                 pr.hi(out)[...] |= (lo < hi) & both
         return out
 
-    def pagerank(self, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100,
-                 progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """PageRank of every node (0 off the nodes), as networkx.pagerank computes it."""
+    def pagerank(self, rule: StopRule | None = None, max_iter: int = 100, alpha: float = ALPHA,
+                 allow_unconverged: bool = False,
+                 progress: Callable[[int], None] | None = None) -> PageRankRun:
+        """PageRank of every node (0 off the nodes) by networkx's power iteration, stopped by ``rule``.
+
+        The default rule is networkx's (``StopRule("networkx")``, tol 1e-6).
+        """
+        rule = rule or StopRule("networkx")
         shape, n = self.fitness.shape, self.n_nodes
+        threshold = rule.threshold(n)
         p = np.full(shape, 1.0 / n)
         if self.nodes is not None:
             p[~self.nodes] = 0.0
@@ -120,6 +131,7 @@ class FitnessFlowGraph:
         inv_deg = np.zeros(shape)
         np.divide(1.0, self.out_degree, out=inv_deg, where=~dangling & (self.out_degree > 0))
         x, y, new, tmp = p.copy(), np.empty(shape), np.empty(shape), np.empty(shape)
+        err = np.inf
         for it in range(max_iter):
             np.multiply(x, inv_deg, out=y)
             new.fill(0.0)
@@ -137,6 +149,7 @@ class FitnessFlowGraph:
             x, new = new, x
             if progress is not None:
                 progress(it + 1)
-            if err < n * tol:
-                return x
-        raise ConvergenceError(f"PageRank did not converge in {max_iter} iterations (L1 change {err:.3g})")
+            if err < threshold or (rule.name == "l1" and err <= threshold):
+                return PageRankRun(x, rule, "power iteration (networkx)", it + 1, err, True)
+        return finish(PageRankRun(x, rule, "power iteration (networkx)", max_iter, err, False),
+                      max_iter, allow_unconverged)

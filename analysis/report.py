@@ -18,7 +18,13 @@ import numpy as np
 
 from bat.analysis import convergence as conv
 from bat.analysis import plots, published
-from bat.analysis.centrality import VARIANTS, dataset_centrality, missing_count, proportion_of_centrality
+from bat.analysis.centrality import (
+    RULE_CHOICES,
+    VARIANTS,
+    dataset_centrality,
+    missing_count,
+    proportion_of_centrality,
+)
 from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
 from bat.analysis.data import BenchmarkData, ok_times
 from bat.analysis.distribution import distribution
@@ -26,6 +32,7 @@ from bat.analysis.ffg import NEIGHBOURHOODS
 from bat.analysis.importance import permutation_importance, reduced_parameters
 from bat.analysis.model import ModelSettings
 from bat.analysis.noise import noise_set
+from bat.analysis.pagerank_rule import StopRule
 from bat.analysis.portability import portability_matrix
 from bat.analysis.report_md import markdown
 from bat.analysis.score import aggregate, run_curve, score_runs, target_baseline
@@ -47,6 +54,8 @@ class AnalyzeSettings:
     convergence_definition: str = "median"
     centrality_variant: str = "published"
     neighbourhood: str = "adjacent"
+    #: PageRank stopping rule: "auto" (the paper's where it gives a value, l1 elsewhere), "l1" or "networkx"
+    centrality_rule: str = "auto"
     importance: bool = True
     pfi_repeats: int = 3
     pfi_max_rows: int | None = None
@@ -60,6 +69,7 @@ class AnalyzeSettings:
         for kind, value, valid in (("speedup definition", self.speedup_definition, DEFINITIONS),
                                    ("convergence definition", self.convergence_definition, conv.DEFINITIONS),
                                    ("centrality variant", self.centrality_variant, VARIANTS),
+                                   ("centrality stopping rule", self.centrality_rule, RULE_CHOICES),
                                    ("neighbourhood", self.neighbourhood, NEIGHBOURHOODS)):
             if value not in valid:
                 raise UnknownNameError(kind, value, list(valid))
@@ -68,6 +78,7 @@ class AnalyzeSettings:
         return {"speedup_definition": self.speedup_definition,
                 "convergence_definition": self.convergence_definition,
                 "centrality_variant": self.centrality_variant, "neighbourhood": self.neighbourhood,
+                "centrality_rule": self.centrality_rule,
                 "importance": self.importance, "pfi_repeats": self.pfi_repeats,
                 "pfi_max_rows": self.pfi_max_rows, "model": self.model.to_dict(),
                 "surrogate_for_partial": self.surrogate_for_partial,
@@ -118,14 +129,18 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
 
     out["centrality"] = {}
     cents = {}
+    # "auto": dataset_centrality picks the paper's rule where the paper gives a value; a surrogate
+    # landscape is this project's, so it gets l1
+    rule = None if settings.centrality_rule == "auto" else StopRule(settings.centrality_rule)
     for i, (g, d) in enumerate(data.datasets.items()):
         progress("centrality", i / len(gpus))
-        c = dataset_centrality(d, data.space, settings.centrality_variant, settings.neighbourhood)
+        c = dataset_centrality(d, data.space, settings.centrality_variant, settings.neighbourhood, rule)
         cents[g] = c
         entry = {"measured": c.to_dict()}
         if settings.surrogate_for_partial and missing_count(d, data.space) > 0:
             s = surrogate_fitness(d, data.space, rng, settings=settings.model)
-            sc = proportion_of_centrality(s.fitness, settings.centrality_variant, settings.neighbourhood)
+            sc = proportion_of_centrality(s.fitness, settings.centrality_variant, settings.neighbourhood,
+                                          rule=rule or StopRule("l1"))
             entry["surrogate"] = {**sc.to_dict(), "estimate": s.describe(), "cv_r2": s.cv_r2}
         out["centrality"][g] = entry
     figs["centrality"] = plots.plot_centrality(

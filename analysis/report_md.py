@@ -23,6 +23,29 @@ def _fmt(v: Any, digits: int = 3) -> str:
     return f"{v:.{digits}f}" if isinstance(v, float) and np.isfinite(v) else str(v)
 
 
+def _stopping(s: dict[str, Any]) -> str:
+    """How a centrality's PageRank stopped: rule, iterations, residual, error bound of the proportions."""
+    state = "" if s["converged"] else ", NOT converged"
+    return (f"PageRank rule {s['rule']} (tol {s['tol']:g}), {s['iterations']} iterations, residual "
+            f"{s['residual']:.2g}{state}, proportions within {s['proportion_error_bound']:.2g}")
+
+
+def centrality_lines(centrality: dict[str, Any], mark: dict[str, str]) -> list[str]:
+    """One item per GPU (and its surrogate landscape): proportions and how PageRank stopped."""
+    lines = []
+    for g, c in centrality.items():
+        m = c["measured"]
+        at = [_fmt(m["proportion"][k]) for k in (0, 5, 10, 15)]
+        lines.append(f"- {g}{mark[g]} ({m['variant']}, {m['neighbourhood']}; {m['n_nodes']} nodes, "
+                     f"{m['n_local_minima']} local minima; {_stopping(m['stopping'])}): {', '.join(at)}"
+                     + "".join(f"; {n}" for n in m["notes"]))
+        if "surrogate" in c:
+            s = c["surrogate"]
+            at = [_fmt(s["proportion"][k]) for k in (0, 5, 10, 15)]
+            lines.append(f"  - surrogate landscape ({s['estimate']}; {_stopping(s['stopping'])}): {', '.join(at)}")
+    return lines
+
+
 def _interval(s: dict[str, Any]) -> str:
     if s.get("score") is None:
         return "-"
@@ -100,15 +123,7 @@ def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out
                                                        for g, e in meth["per_gpu"].items()) + ".", ""]
     lines += [f"![{k}]({Path(p).relative_to(out).as_posix()})" for k, p in r["figures"].items()] + [""]
     lines += ["Proportion of centrality at p = 0, 0.05, 0.10, 0.15:", ""]
-    for g, c in r["centrality"].items():
-        m = c["measured"]
-        at = [_fmt(m["proportion"][k]) for k in (0, 5, 10, 15)]
-        lines.append(f"- {g}{mark[g]} ({m['variant']}, {m['neighbourhood']}; {m['n_nodes']} nodes, "
-                     f"{m['n_local_minima']} local minima): {', '.join(at)}" + "".join(f"; {n}" for n in m["notes"]))
-        if "surrogate" in c:
-            s = c["surrogate"]
-            at = [_fmt(s["proportion"][k]) for k in (0, 5, 10, 15)]
-            lines.append(f"  - surrogate landscape ({s['estimate']}): {', '.join(at)}")
+    lines += centrality_lines(r["centrality"], mark)
     if "importance" in r:
         lines += ["", "Permutation feature importance (CatBoost; CV R^2 per GPU: "
                   + ", ".join(f"{g} {_fmt(v['cv_r2'])}" for g, v in r["importance"].items())

@@ -164,6 +164,7 @@ CASES: list[Case] = [
     Case("analyze-unknown-speedup", ("analyze", "-b", "pnpoly", "--speedup", "nope"), "nope"),
     Case("analyze-unknown-centrality", ("analyze", "-b", "pnpoly", "--centrality", "nope"), "nope"),
     Case("analyze-unknown-neighbourhood", ("analyze", "-b", "pnpoly", "--neighbourhood", "nope"), "nope"),
+    Case("analyze-unknown-centrality-rule", ("analyze", "-b", "pnpoly", "--centrality-rule", "nope"), "nope"),
     Case("analyze-iterations-0", ("analyze", "-b", "pnpoly", "--iterations", "0"), "--iterations"),
     Case("analyze-repeats-1", ("analyze", "-b", "pnpoly", "--repeats", "1"), "--repeats"),
     Case("analyze-seed-negative", ("analyze", "-b", "pnpoly", "--seed", "-1"), "--seed"),

@@ -26,6 +26,9 @@ def analyze(
                                       help="Level of the test for the noise-aware optimum."),
     variant: str = typer.Option("published", "--centrality", help="Centrality variant: published or valid."),
     neighbourhood: str = typer.Option("adjacent", "--neighbourhood", help="FFG neighbourhood: adjacent or hamming."),
+    centrality_rule: str = typer.Option("auto", "--centrality-rule",
+                                        help="PageRank stopping rule: auto (the paper's where it gives a value, "
+                                             "l1 elsewhere), l1 (residual <= 1e-9) or networkx (the paper's)."),
     no_importance: bool = typer.Option(False, "--no-importance", help="Skip the CatBoost PFI (the slow step)."),
     iterations: int = typer.Option(300, "--iterations", min=1, help="CatBoost iterations per model."),
     repeats: int = typer.Option(3, "--repeats", min=2, help="Shuffles per parameter for PFI."),
@@ -60,7 +63,8 @@ def analyze(
         check_output(out / name, overwrite=force, what="--out")
     settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
                                noise_alpha=noise_alpha, centrality_variant=variant,
-                               neighbourhood=neighbourhood, importance=not no_importance,
+                               neighbourhood=neighbourhood, centrality_rule=centrality_rule,
+                               importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
     results = []

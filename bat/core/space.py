@@ -199,6 +199,25 @@ class SearchSpace:
 
         return math.prod(len(g.valid(step)) for g in self._groups)
 
+    def valid_mask(self) -> np.ndarray:
+        """Bool array of the full product (one axis per parameter): does the point satisfy every constraint?
+
+        Built group by group, each group's validity broadcast over the axes it
+        does not name: one byte per configuration, no per-row evaluation.
+        """
+        shape = tuple(int(r) for r in self.radices)
+        out = np.ones(shape, dtype=bool)
+        for group in self._groups:
+            if not group.constraints:
+                continue
+            local = np.zeros(group.size, dtype=bool)
+            local[group.valid()] = True
+            axes = [1] * len(shape)
+            for j in group.members:
+                axes[j] = shape[j]
+            out &= local.reshape(axes)
+        return out
+
     def valid_ids(self) -> np.ndarray:
         """All valid flat ids, sorted (refused for spaces with more than 2^27 valid ones)."""
         count = self.count_valid()
