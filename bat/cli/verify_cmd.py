@@ -4,6 +4,8 @@ The first line says what every line after it is: correctness only, never a timin
 configuration gets its status, its largest error as a fraction of the tolerance and the
 seconds this machine spent (NVRTC gate, host build, emulated run); the exit status is 1
 when any configuration a GPU would run is not ok (those a GPU refuses are counted apart).
+``--source`` checks another file in the kernel's place: a broken variant, or the HIP twin
+(bat.backends.emulated.hip; a HIP name the layer lacks is an error before anything runs).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ def verify(
     sanitizer: str = typer.Option("address", "--sanitizer",
                                   help="address (AddressSanitizer + UBSan), thread (ThreadSanitizer) or none."),
     source: Path = typer.Option(None, "--source", exists=True, dir_okay=False,
-                                help="A kernel source to check instead of the benchmark's own."),
+                                help="A kernel source to check instead of the benchmark's own (CUDA, or HIP: "
+                                     "a .hip file or one including hip/hip_runtime.h)."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Run only what NVRTC accepts for sm_90."),
     block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, callback=positive_finite,
                                         help="Seconds a block may take before it counts as a deadlock."),
@@ -66,12 +69,17 @@ def verify(
         chosen += wider(bench, random, seed)
     if not chosen:
         raise typer.BadParameter("give --config, --first, --random N or --ci")
-    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
     text = source.read_text() if source else None
+    is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
+    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
+    if source:
+        console.print(escape(f"source: {source.name}" + (
+            " (HIP, run through the emulated HIP layer; gated by NVRTC for sm_90 through the same layer: "
+            "what an Nvidia GPU would accept for this code)" if is_hip else "")), highlight=False)
     failed = refused = 0
     for n, item in enumerate(chosen, 1):
         console.print(escape(f"[{n}/{len(chosen)}] {item.why}: {json.dumps(item.config)}"), highlight=False)
-        checked = session.verify(item.config, source=text)
+        checked = session.verify(item.config, source=text, source_name=source.name if source else None)
         status = checked.result.status.value
         refused += checked.refused
         failed += not checked.ok and not checked.refused
