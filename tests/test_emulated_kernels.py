@@ -1,6 +1,6 @@
 """Every kernel run on the CPU under AddressSanitizer + UBSan, on the configurations CI checks.
 
-For each of the seven kernels, bat.backends.emulated.selection picks the first valid
+For each of the nine kernels, bat.backends.emulated.selection picks the first valid
 configuration, the fewest and the most threads per block, the largest tiling and one
 configuration per code-path combination, each one a GPU would accept (NVRTC for sm_90 and
 the launch limits, when cuda-bindings is installed); each is built with the host compiler
@@ -20,7 +20,8 @@ from bat.backends.emulated.selection import ci_selection
 from bat.backends.emulated.session import EmulatedSession
 from bat.benchmark import load_benchmark
 
-BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion", "convolution_milo",
+              "dedispersion_milo"]
 
 
 def session_for(name: str, **options) -> EmulatedSession:

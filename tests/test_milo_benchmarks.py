@@ -1,0 +1,116 @@
+"""The FAIR Benchmark Hub's kernels as benchmarks: convolution_milo and dedispersion_milo.
+
+Each space file agrees with the hub's T1 file shipped beside it, configuration for
+configuration; the HIP twins run through the emulated HIP layer (bat.backends.emulated.hip)
+and give outputs bit-identical to their CUDA kernels on the configurations CI checks; a HIP
+source that names something the layer lacks is refused in one line naming it, and a broken
+HIP twin is caught like a broken CUDA kernel.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from kernel_configs import CONFIGS
+
+from bat.backends.emulated.selection import ci_selection
+from bat.backends.emulated.session import EmulatedSession
+from bat.benchmark import load_benchmark
+from bat.cli import main
+from bat.dataset import Status
+from bat.errors import BackendError
+from bat.spacefile import space_from_dict
+from bat.t1 import t1_to_space
+
+MILO = {"convolution_milo": 4362, "dedispersion_milo": 11130}  # the hub's brute-force caches hold these
+
+
+def configurations(space) -> set[tuple]:
+    rows = space.unrank_valid(np.arange(space.count_valid()))
+    return {tuple(space.config(row)[n] for n in space.names) for row in rows}
+
+
+@pytest.mark.parametrize("name", sorted(MILO))
+def test_space_is_the_t1_file_configuration_for_configuration(name: str) -> None:
+    bench = load_benchmark(name)
+    path = bench.directory / bench.kernel["t1"]
+    t1 = space_from_dict(t1_to_space(json.loads(path.read_text()), str(path), name), str(path))
+    assert t1.names == bench.space.names
+    assert [p.values for p in t1.parameters] == [p.values for p in bench.space.parameters]
+    ours = configurations(bench.space)
+    assert len(ours) == bench.space.count_valid() == MILO[name] == bench.published["constrained"]
+    assert ours == configurations(t1)
+
+
+@pytest.mark.parametrize("name", sorted(MILO))
+def test_hip_twin_is_the_cuda_kernel_after_the_hip_include(name: str) -> None:
+    bench = load_benchmark(name)
+    cuda = (bench.directory / bench.kernel["source"]).read_text()
+    hip = (bench.directory / bench.kernel["hip_source"]).read_text()
+    assert hip == '#include "hip/hip_runtime.h"\n' + cuda
+
+
+@pytest.mark.parametrize("name", sorted(MILO))
+def test_hip_twin_gives_the_cuda_outputs_bit_for_bit(name: str) -> None:
+    bench = load_benchmark(name)
+    session = EmulatedSession(bench, bench.size("emulation"))
+    hip_name = bench.kernel["hip_source"]
+    hip = (bench.directory / hip_name).read_text()
+    compared = 0
+    for item in ci_selection(bench, session.size, accept=session.gpu_accepts):
+        cuda_run = session.verify(item.config)
+        hip_run = session.verify(item.config, source=hip, source_name=hip_name)
+        assert (cuda_run.result.status, hip_run.result.status) == (Status.OK, Status.OK), hip_run.result.message
+        for out in session.runner.output_names():
+            assert cuda_run.outputs[out].tobytes() == hip_run.outputs[out].tobytes(), (item.why, out)
+        compared += 1
+    assert compared >= 4
+
+
+def test_hip_names_run_through_the_layer() -> None:
+    """HIP's own index names (not used by the twins) give the same outputs as CUDA's."""
+    bench = load_benchmark("convolution_milo")
+    session = EmulatedSession(bench, bench.size("emulation"))
+    hip = (bench.directory / bench.kernel["hip_source"]).read_text()
+    renamed = (hip.replace("threadIdx.y", "hipThreadIdx_y").replace("threadIdx.x", "hipThreadIdx_x")
+               .replace("blockIdx.y", "hipBlockIdx_y").replace("blockIdx.x", "hipBlockIdx_x"))
+    assert renamed.count("hipThreadIdx_x") >= 2
+    config = CONFIGS["convolution_milo"]
+    plain, named = session.verify(config), session.verify(config, source=renamed, source_name="renamed.cu.hip")
+    assert named.ok, named.result.message
+    assert named.outputs["output"].tobytes() == plain.outputs["output"].tobytes()
+
+
+def test_broken_hip_twin_is_caught() -> None:
+    bench = load_benchmark("dedispersion_milo")
+    session = EmulatedSession(bench, bench.size("emulation"))
+    hip = (bench.directory / bench.kernel["hip_source"]).read_text()
+    broken = hip.replace("if (dm < nr_dms) {\n\n                    float", "{\n\n                    float")
+    assert broken != hip
+    result = session.verify(CONFIGS["dedispersion_milo"], source=broken, source_name="dedispersion.cu.hip").result
+    assert result.status is Status.RUNTIME_ERROR and "heap-buffer-overflow" in result.message, result.message
+    assert "dedispersion.cu.hip" in result.message
+
+
+@pytest.mark.parametrize(("edit", "named"), [
+    (("__global__ void convolution_kernel",
+      "HIP_DYNAMIC_SHARED(float, dynamic_tile)\n__global__ void convolution_kernel"), "uses HIP_DYNAMIC_SHARED"),
+    (("int tx = threadIdx.x;", "int tx = threadIdx.x; hipMemsetAsync(output, 0, 4, 0);"), "uses hipMemsetAsync"),
+    (('#include "hip/hip_runtime.h"', '#include "hip/hip_runtime.h"\n#include <hip/hip_cooperative_groups.h>'),
+     "includes hip/hip_cooperative_groups.h"),
+])
+def test_hip_source_with_what_the_layer_lacks_is_one_line_naming_it(tmp_path, capsys, edit, named) -> None:
+    bench = load_benchmark("convolution_milo")
+    text = (bench.directory / bench.kernel["hip_source"]).read_text()
+    assert edit[0] in text
+    path = tmp_path / "lacking.cu.hip"
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    code = main(["verify", "--benchmark", "convolution_milo", "--first", "--source", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and named in err and "lacking.cu.hip:" in err, err
+    session = EmulatedSession(bench, bench.size("emulation"))
+    with pytest.raises(BackendError, match=named):
+        session.verify(CONFIGS["convolution_milo"], source=path.read_text(), source_name=path.name)
