@@ -35,7 +35,7 @@ def configurations(space) -> set[tuple]:
 @pytest.mark.parametrize("name", sorted(MILO))
 def test_space_is_the_t1_file_configuration_for_configuration(name: str) -> None:
     bench = load_benchmark(name)
-    path = bench.directory / bench.kernel["t1"]
+    path = bench.directory / bench.kernel["t1_file"]
     t1 = space_from_dict(t1_to_space(json.loads(path.read_text()), str(path), name), str(path))
     assert t1.names == bench.space.names
     assert [p.values for p in t1.parameters] == [p.values for p in bench.space.parameters]

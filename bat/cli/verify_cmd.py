@@ -2,7 +2,10 @@
 
 The first line says what every line after it is: correctness only, never a timing. Each
 configuration gets its status, its largest error as a fraction of the tolerance and the
-seconds this machine spent (NVRTC gate, host build, emulated run); the exit status is 1
+seconds this machine spent (NVRTC gate, host build, emulated run); at the emulation size, the
+problem size each configuration ran at (bat.backends.emulated.edges: grown to two blocks with
+a partial last tile in every dimension the kernel tiles) and, where that cannot be, why; the
+exit status is 1
 when any configuration a GPU would run is not ok (those a GPU refuses are counted apart).
 ``--source`` checks another file in the kernel's place: a broken variant, or the HIP twin
 (bat.backends.emulated.hip; a HIP name the layer lacks is an error before anything runs).
@@ -33,6 +36,9 @@ def verify(
                                 help="A kernel source to check instead of the benchmark's own (CUDA, or HIP: "
                                      "a .hip file or one including hip/hip_runtime.h)."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Run only what NVRTC accepts for sm_90."),
+    edges: bool = typer.Option(True, "--edges/--no-edges",
+                               help="At the emulation size, grow the size per configuration to two blocks with a "
+                                    "partial last tile in every dimension the kernel tiles."),
     block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, callback=positive_finite,
                                         help="Seconds a block may take before it counts as a deadlock."),
 ) -> None:
@@ -40,8 +46,8 @@ def verify(
     from rich.markup import escape
 
     from bat.backends.emulated import CORRECTNESS_ONLY
+    from bat.backends.emulated.edges import EdgeSessions
     from bat.backends.emulated.selection import Selected, ci_selection, wider
-    from bat.backends.emulated.session import EmulatedSession
     from bat.benchmark import load_benchmark
     from bat.cli.console import console
     from bat.cli.inspect_cmd import parse_config
@@ -62,7 +68,8 @@ def verify(
         chosen.append(Selected(cfg, "--config"))
     if first:
         chosen.append(Selected(bench.space.config(bench.space.unrank_valid([0])[0]), "first valid configuration"))
-    session = EmulatedSession(bench, problem_size, sanitizer=sanitizer, use_gate=gate, block_timeout_s=block_timeout)
+    session = EdgeSessions(bench, problem_size, grow=edges and problem_size.name == "emulation", sanitizer=sanitizer,
+                           use_gate=gate, block_timeout_s=block_timeout)
     if ci:
         chosen += ci_selection(bench, problem_size, accept=session.gpu_accepts)
     if random:
@@ -79,11 +86,13 @@ def verify(
     failed = refused = 0
     for n, item in enumerate(chosen, 1):
         console.print(escape(f"[{n}/{len(chosen)}] {item.why}: {json.dumps(item.config)}"), highlight=False)
-        checked = session.verify(item.config, source=text, source_name=source.name if source else None)
+        edge, checked = session.verify(item.config, source=text, source_name=source.name if source else None)
         status = checked.result.status.value
         refused += checked.refused
         failed += not checked.ok and not checked.refused
         ratio = "" if checked.error_ratio is None else f"; largest error {checked.error_ratio:.3g} of the tolerance"
+        if session.grow:
+            console.print(escape(f"    {edge.describe()}"), highlight=False)
         console.print(f"    [{'green' if checked.ok else 'red'}]{status}[/]{ratio}; this machine spent "
                       f"{checked.gate_s:.1f} s in NVRTC, {checked.build_s:.1f} s building, {checked.run_s:.1f} s "
                       "emulating", highlight=False)
