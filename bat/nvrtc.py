@@ -169,8 +169,8 @@ def compile_config(
     """Compile one configuration of a runner's benchmark (published problem size unless ``size``)."""
     size = dict(runner.bench.problem_size if size is None else size)
     path = runner.source_path()
-    return compile_source(path.read_text(), runner.macros(config, size), arch=arch, name=path.name,
-                          headers=runner.headers())
+    source = runner.prepare_source(path.read_text(), config)
+    return compile_source(source, runner.macros(config, size), arch=arch, name=path.name, headers=runner.headers())
 
 
 def inspect_config(

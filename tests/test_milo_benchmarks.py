@@ -114,3 +114,18 @@ def test_hip_source_with_what_the_layer_lacks_is_one_line_naming_it(tmp_path, ca
     session = EmulatedSession(bench, bench.size("emulation"))
     with pytest.raises(BackendError, match=named):
         session.verify(CONFIGS["convolution_milo"], source=path.read_text(), source_name=path.name)
+
+
+def test_unroll_factor_reaches_the_kernel_as_kernel_tuner_passes_it() -> None:
+    """0 removes the kernel's ``#pragma unroll loop_unroll_factor_channel``; another value is a constexpr."""
+    bench = load_benchmark("dedispersion_milo")
+    session = EmulatedSession(bench, bench.size("emulation"))
+    runner, config = session.runner, CONFIGS["dedispersion_milo"]
+    assert "loop_unroll_factor_channel" not in runner.macros(config, session.size.values)
+    assert "#pragma unroll loop_unroll_factor_channel" in session.source
+    assert "loop_unroll_factor_channel" not in runner.prepare_source(session.source, config)
+    four = {**config, "loop_unroll_factor_channel": 4}
+    assert runner.prepare_source(session.source, four).startswith("constexpr int loop_unroll_factor_channel = 4;\n")
+    plain, unrolled = session.verify(config), session.verify(four)
+    assert plain.ok and unrolled.ok, unrolled.result.message
+    assert plain.outputs["output"].tobytes() == unrolled.outputs["output"].tobytes()

@@ -15,10 +15,17 @@ uniform over 0..255 (the hub's script casts normal draws to uint8), nr_channels 
 nr_samples + 650. Sums of at most 1536 * 255 are exact in float32, so the check is exact.
 The reference covers every DM when nr_dms <= 64, otherwise 16 sampled DMs (always the first
 and the last; PCG64(0) picks the rest), all samples.
+
+``loop_unroll_factor_channel`` reaches the kernel as Kernel Tuner passes parameters named
+``loop_unroll_factor_*`` to CUDA and HIP (the hub's kernel was written for that): not as a
+``-D`` macro, which ``#pragma unroll`` would not expand (nvcc: "identifier is undefined"),
+but 0 removes the ``#pragma unroll loop_unroll_factor_channel`` line (the compiler decides)
+and any other value is declared ``constexpr int`` before the source.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import numpy as np
@@ -34,6 +41,7 @@ CHANNEL_WIDTH = 0.1953125
 DISPERSION = 4148.808
 FULL_LIMIT = 64
 SAMPLED = 16
+UNROLL = "loop_unroll_factor_channel"
 
 
 def channel_shifts(nr_channels: int) -> np.ndarray:
@@ -82,7 +90,14 @@ class DedispersionMiloRunner(KernelRunner):
         }
 
     def macros(self, config: Mapping[str, object], size: Mapping[str, int]) -> dict[str, object]:
-        return {**config, **{k: size[k] for k in ("nr_samples", "nr_dms", "nr_channels")}}
+        kept = {k: v for k, v in config.items() if k != UNROLL}  # see prepare_source
+        return {**kept, **{k: size[k] for k in ("nr_samples", "nr_dms", "nr_channels")}}
+
+    def prepare_source(self, source: str, config: Mapping[str, object]) -> str:
+        factor = int(config[UNROLL])
+        if factor == 0:
+            return re.sub(rf"\n\s*#pragma\s+unroll\s+{UNROLL}\b", "\n", source)
+        return f"constexpr int {UNROLL} = {factor};\n#line 1\n{source}"
 
     def launches(self, config: Mapping[str, object], size: Mapping[str, int]) -> list[Launch]:
         grid, block = self.geometry(config, size)

@@ -89,7 +89,8 @@ class EmulatedSession:
         if not self.use_gate:
             return True
         values = self.size.values
-        verdict = gate.check(self.source, self.source_name, self.runner.macros(config, values),
+        verdict = gate.check(self.runner.prepare_source(self.source, config), self.source_name,
+                             self.runner.macros(config, values),
                              self.runner.launches(config, values), self.cache, self.includes)
         return verdict.compiled and not verdict.refusal
 
@@ -107,6 +108,7 @@ class EmulatedSession:
         cfg, text = dict(config), self.source if source is None else source
         name = Path(source_name).name if source_name else self.source_name
         headers = {**self.includes, **(hip.nvrtc_headers() if self.check_source(text, name) else {})}
+        text = self.runner.prepare_source(text, cfg)
         start = time.perf_counter()
         timings = {"gate_s": 0.0, "build_s": 0.0, "run_s": 0.0}
 
