@@ -9,6 +9,7 @@ HIP twin is caught like a broken CUDA kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -95,8 +96,7 @@ def test_broken_hip_twin_is_caught() -> None:
 
 
 @pytest.mark.parametrize(("edit", "named"), [
-    (("__global__ void convolution_kernel",
-      "HIP_DYNAMIC_SHARED(float, dynamic_tile)\n__global__ void convolution_kernel"), "uses HIP_DYNAMIC_SHARED"),
+    (("int tx = threadIdx.x;", "int tx = threadIdx.x; float lane = hipWarpSize;"), "uses hipWarpSize"),
     (("int tx = threadIdx.x;", "int tx = threadIdx.x; hipMemsetAsync(output, 0, 4, 0);"), "uses hipMemsetAsync"),
     (('#include "hip/hip_runtime.h"', '#include "hip/hip_runtime.h"\n#include <hip/hip_cooperative_groups.h>'),
      "includes hip/hip_cooperative_groups.h"),
@@ -129,3 +129,56 @@ def test_unroll_factor_reaches_the_kernel_as_kernel_tuner_passes_it() -> None:
     plain, unrolled = session.verify(config), session.verify(four)
     assert plain.ok and unrolled.ok, unrolled.result.message
     assert plain.outputs["output"].tobytes() == unrolled.outputs["output"].tobytes()
+
+
+def dynamic_twin(hip: str) -> str:
+    """The convolution HIP twin with its input tile in dynamic shared memory (HIP_DYNAMIC_SHARED)."""
+    static = "__shared__ float sh_input[block_size_y*tile_size_y+border_height][shared_mem_width];"
+    assert hip.count(static) == 1
+    return hip.replace(static, "HIP_DYNAMIC_SHARED(float, sh_dynamic)\n"
+                       "    float (*sh_input)[shared_mem_width] = (float (*)[shared_mem_width])sh_dynamic;")
+
+
+@pytest.mark.parametrize(("spare", "ok"), [(0, True), (-4, False)])
+def test_hip_dynamic_shared_memory_is_emulated_and_guarded(spare: int, ok: bool) -> None:
+    bench = load_benchmark("convolution_milo")
+    session = EmulatedSession(bench, bench.size("emulation"))
+    config = {**CONFIGS["convolution_milo"], "use_padding": 0}  # tile: (4 * 2 + 14) rows of (16 * 2 + 14) floats
+    tile_bytes = (4 * 2 + 14) * (16 * 2 + 14) * 4
+    launches = session.runner.launches
+    session.runner.launches = lambda c, s: [dataclasses.replace(launch, shared_bytes=tile_bytes + spare)
+                                            for launch in launches(c, s)]
+    hip = (bench.directory / bench.kernel["hip_source"]).read_text()
+    checked = session.verify(config, source=dynamic_twin(hip), source_name="dynamic.cu.hip")
+    if ok:
+        assert checked.ok, checked.result.message
+        session.runner.launches = launches
+        assert checked.outputs["output"].tobytes() == session.verify(config).outputs["output"].tobytes()
+    else:  # four bytes short: the last float of the tile is past the array's end
+        assert checked.result.status is Status.RUNTIME_ERROR and "heap-buffer-overflow" in checked.result.message
+
+
+def test_dynamic_shared_memory_over_the_block_limit_is_refused() -> None:
+    bench = load_benchmark("convolution_milo")
+    session = EmulatedSession(bench, bench.size("emulation"))
+    launches = session.runner.launches
+    session.runner.launches = lambda c, s: [dataclasses.replace(launch, shared_bytes=48 * 1024)
+                                            for launch in launches(c, s)]
+    checked = session.verify(CONFIGS["convolution_milo"])  # 48 KiB dynamic on top of its static tile
+    assert checked.refused and "dynamic shared memory" in checked.result.message, checked.result.message
+
+
+def test_ptxas_report_of_a_cpp_kernel_is_found_by_its_plain_name() -> None:
+    """convolution_kernel is not extern "C": ptxas names it _Z18convolution_kernelPfS_S_."""
+    from bat.resources import parse_ptxas_log
+
+    log = ("ptxas info    : Compiling entry function '_Z18convolution_kernelPfS_S_' for 'sm_90'\n"
+           "ptxas info    : Used 40 registers, 8704 bytes smem\n"
+           "ptxas info    : Compiling entry function '_Z4stepPf' for 'sm_90'\n"
+           "ptxas info    : Used 8 registers\n"
+           "ptxas info    : Compiling entry function '_Z4stepPd' for 'sm_90'\n"
+           "ptxas info    : Used 9 registers\n")
+    usages = parse_ptxas_log(log)
+    assert usages["convolution_kernel"].shared_bytes == 8704
+    assert usages["convolution_kernel"] is usages["_Z18convolution_kernelPfS_S_"]
+    assert "step" not in usages  # overloaded: ambiguous, no alias

@@ -69,9 +69,8 @@ class EmulatedDevice:
 
     def run(self, launches: Sequence[Launch]) -> None:
         for launch in launches:
-            self._plan.append(" ".join(["launch", launch.kernel, *map(str, launch.grid), *map(str, launch.block)]))
-            if launch.shared_bytes:
-                raise BackendError(f"{launch.kernel}: dynamic shared memory is not emulated")
+            self._plan.append(" ".join(["launch", launch.kernel, *map(str, launch.grid), *map(str, launch.block),
+                                        str(launch.shared_bytes)]))
             self._plan.extend(_argument(arg) for arg in launch.args)
         return None
 

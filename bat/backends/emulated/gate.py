@@ -2,8 +2,9 @@
 
 Emulation runs only what a GPU would run: the configuration must compile with NVRTC for
 ``sm_90`` (static shared memory over 48 KiB, for one, fails in ptxas), and every launch must
-fit the per-block limits of that architecture (threads, and registers: ptxas' count per
-thread, allocated per warp in units of 256, out of 65,536). Outcomes are cached as JSON
+fit the per-block limits of that architecture (threads; registers: ptxas' count per
+thread, allocated per warp in units of 256, out of 65,536; static plus dynamic shared
+memory, 48 KiB without the opt-in to more). Outcomes are cached as JSON
 next to the emulation executables, keyed by the source, the macros and the NVRTC version.
 A HIP source is gated the same way, through the HIP layer served to NVRTC as
 ``hip/hip_runtime.h`` (bat.backends.emulated.hip): the verdict of an Nvidia GPU (sm_90) on
@@ -30,6 +31,7 @@ ARCH = "sm_90"
 MAX_THREADS_PER_BLOCK = 1024
 REGISTERS_PER_BLOCK = 65536
 REGISTER_UNIT = 256  # registers are allocated per warp in multiples of this
+SHARED_BYTES_PER_BLOCK = 49152  # static plus dynamic shared memory, without the opt-in to more
 WARP = 32
 #: Part of every cache key: a change of what an entry holds makes older entries unreachable.
 CACHE_FORMAT = 3
@@ -74,6 +76,9 @@ def launch_refusal(usage: Mapping[str, ResourceUsage], launches: Sequence[Launch
         kernel = usage.get(launch.kernel)
         if kernel is None:
             continue
+        if (shared := kernel.shared_bytes + launch.shared_bytes) > SHARED_BYTES_PER_BLOCK:
+            return (f"{launch.kernel}: {kernel.shared_bytes} bytes of static and {launch.shared_bytes} of dynamic "
+                    f"shared memory ({shared}); a block has {SHARED_BYTES_PER_BLOCK} without the opt-in")
         per_warp = math.ceil(kernel.registers * WARP / REGISTER_UNIT) * REGISTER_UNIT
         needed = per_warp * math.ceil(threads / WARP)
         if needed > REGISTERS_PER_BLOCK:
