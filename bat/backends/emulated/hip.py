@@ -1,8 +1,9 @@
 """HIP kernel sources on the emulated backend: recognising them and checking what they use.
 
 A HIP twin differs from its CUDA kernel by ``#include "hip/hip_runtime.h"`` and by HIP's
-own names (``hipThreadIdx_x``, ``hipLaunchKernelGGL``, ...). The layer that serves that
-include is ``cuda/bat_hip.h``: it maps HIP's names onto CUDA's, so the same file serves
+own names (``hipThreadIdx_x``, ``hipLaunchKernelGGL``, ``HIP_DYNAMIC_SHARED``, ...). The
+layer that serves that include is ``cuda/bat_hip.h``: it maps HIP's names onto CUDA's (and
+onto the runtime's dynamic shared memory on the CPU), so the same file serves
 g++ (after the CUDA compatibility header) and NVRTC (which gates HIP sources: the code as
 an Nvidia GPU would compile it for sm_90). Before anything is compiled, ``check`` names
 the first HIP name or HIP header a source uses that the layer does not define, in one
