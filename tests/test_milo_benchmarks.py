@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from kernel_configs import CONFIGS
 
+from bat.backends.emulated.edges import EdgeSessions
 from bat.backends.emulated.selection import ci_selection
 from bat.backends.emulated.session import EmulatedSession
 from bat.benchmark import load_benchmark
@@ -56,15 +57,15 @@ def test_hip_twin_is_the_cuda_kernel_after_the_hip_include(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(MILO))
 def test_hip_twin_gives_the_cuda_outputs_bit_for_bit(name: str) -> None:
     bench = load_benchmark(name)
-    session = EmulatedSession(bench, bench.size("emulation"))
+    sessions = EdgeSessions(bench, bench.size("emulation"))  # as bat verify --ci: each at its edge size
     hip_name = bench.kernel["hip_source"]
     hip = (bench.directory / hip_name).read_text()
     compared = 0
-    for item in ci_selection(bench, session.size, accept=session.gpu_accepts):
-        cuda_run = session.verify(item.config)
-        hip_run = session.verify(item.config, source=hip, source_name=hip_name)
+    for item in ci_selection(bench, sessions.base, accept=sessions.gpu_accepts):
+        _, cuda_run = sessions.verify(item.config)
+        _, hip_run = sessions.verify(item.config, source=hip, source_name=hip_name)
         assert (cuda_run.result.status, hip_run.result.status) == (Status.OK, Status.OK), hip_run.result.message
-        for out in session.runner.output_names():
+        for out in sessions.first.runner.output_names():
             assert cuda_run.outputs[out].tobytes() == hip_run.outputs[out].tobytes(), (item.why, out)
         compared += 1
     assert compared >= 4
