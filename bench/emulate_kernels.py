@@ -40,7 +40,7 @@ def main() -> None:
     tmp = None if args.cache else tempfile.TemporaryDirectory(prefix="bat-emu-bench-")
     cache = args.cache or tmp.name
     start = time.perf_counter()
-    sections, totals = [], {"gate": 0.0, "build": 0.0, "run": 0.0, "selection": 0.0, "n": 0}
+    sections, totals = [], {"gate": 0.0, "build": 0.0, "run": 0.0, "selection": 0.0, "n": 0, "twins": 0}
     for name in args.benchmarks:
         bench = load_benchmark(name)
         sessions = EdgeSessions(bench, bench.size("emulation"), sanitizer=args.sanitizer, cache=cache)
@@ -68,6 +68,7 @@ def main() -> None:
                                              for k in sessions.first.runner.output_names()))
                 for seconds, key in ((twin.gate_s, "gate"), (twin.build_s, "build"), (twin.run_s, "run")):
                     totals[key] += seconds
+                totals["twins"] += 1
         twin_line = (f" HIP twin ({hip}): {sum(twins)} of {len(twins)} configurations ok with outputs equal to the "
                      "CUDA kernel's bit for bit." if hip_text is not None else "")
         sections.append(f"### {name} (from the {sessions.base.describe()})\n\nLargest error of any configuration: "
@@ -75,6 +76,7 @@ def main() -> None:
                         "error / tolerance | NVRTC s | build s | run s |\n|---|---|---|---|---|---|---|---|\n"
                         + "\n".join(rows))
     wall = time.perf_counter() - start
+    twins = f", the {totals['twins']} runs of HIP twins included" if totals["twins"] else ""
     print("## Emulated kernels\n")
     print(f"Machine: 2-core x86_64 dev machine, no GPU, Python {platform.python_version()}; "
           f"{datetime.date.today().isoformat()}; `bench/emulate_kernels.py --sanitizer {args.sanitizer}"
@@ -82,7 +84,8 @@ def main() -> None:
           f"{' (warm cache)' if args.cache else ' (cold cache)'}.\n")
     print(f"{totals['n']} configurations in {wall:.0f} s wall: choosing them {totals['selection']:.0f} s (of which "
           f"NVRTC for the chosen ones {totals['gate']:.0f} s, the rest NVRTC for candidates a GPU refuses and "
-          f"sampling), host builds {totals['build']:.0f} s, emulated runs {totals['run']:.0f} s (both block orders). "
+          f"sampling), host builds {totals['build']:.0f} s, emulated runs {totals['run']:.0f} s (both block orders)"
+          f"{twins}. "
           "Seconds are what this machine spent checking, never kernel timings; the NVRTC column is the compile "
           "made while choosing.\n")
     print("\n\n".join(sections))
