@@ -4,9 +4,9 @@ The first line says what every line after it is: correctness only, never a timin
 configuration gets its status, its largest error as a fraction of the tolerance and the
 seconds this machine spent (NVRTC gate, host build, emulated run); at the emulation size, the
 problem size each configuration ran at (bat.backends.emulated.edges: grown to two blocks with
-a partial last tile in every dimension the kernel tiles) and, where that cannot be, why; the
-exit status is 1
-when any configuration a GPU would run is not ok (those a GPU refuses are counted apart).
+a partial last tile in every dimension the kernel tiles) and, where that cannot be, why. The
+exit status is 1 when any configuration a GPU would run is not ok (those a GPU refuses are
+counted apart).
 ``--source`` checks another file in the kernel's place: a broken variant, or the HIP twin
 (bat.backends.emulated.hip; a HIP name the layer lacks is an error before anything runs).
 """
