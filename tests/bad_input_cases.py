@@ -132,6 +132,11 @@ CASES: list[Case] = [
     Case("verify-unknown-sanitizer", ("verify", "-b", "gemm", "--first", "--sanitizer", "nope"), "'nope'"),
     Case("verify-config-incomplete", ("verify", "-b", "gemm", "-c", "MWG=64"), "--config"),
     Case("verify-source-missing", ("verify", "-b", "gemm", "--first", "--source", "k.cu"), "k.cu"),
+    Case("verify-hip-unknown-api", ("verify", "-b", "convolution_milo", "--first", "--source", "k.cu.hip"),
+         "hipMemcpyAsync", {"k.cu.hip": '#include "hip/hip_runtime.h"\n__global__ void convolution_kernel(float* o, '
+                            'float* i, float* f) { hipMemcpyAsync(o, i, 4, 0); }\n'}),
+    Case("verify-hip-unknown-header", ("verify", "-b", "dedispersion_milo", "--first", "--source", "k.hip"),
+         "hip/hip_fp16.h", {"k.hip": '#include "hip/hip_runtime.h"\n#include <hip/hip_fp16.h>\n'}),
     Case("verify-block-timeout-nan", ("verify", "-b", "gemm", "--first", "--block-timeout", "nan"),
          "--block-timeout"),
     Case("verify-command-benchmark", ("verify", "-b", "matmul_c", "--first"), "matmul_c"),

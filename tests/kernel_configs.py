@@ -18,3 +18,9 @@ CONFIGS: dict[str, dict[str, int]] = {
     "dedispersion": {"block_size_x": 16, "block_size_y": 2, "tile_size_x": 2, "tile_size_y": 2, "tile_stride_x": 1,
                      "tile_stride_y": 0, "loop_unroll_factor_channel": 4, "blocks_per_sm": 0},
 }
+CONFIGS.update({
+    "convolution_milo": {"block_size_x": 16, "block_size_y": 4, "tile_size_x": 2, "tile_size_y": 2, "read_only": 1,
+                         "use_padding": 1, "use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15},
+    "dedispersion_milo": {"block_size_x": 4, "block_size_y": 32, "block_size_z": 1, "tile_size_x": 2, "tile_size_y": 2,
+                          "tile_stride_x": 1, "tile_stride_y": 0, "loop_unroll_factor_channel": 0},
+})

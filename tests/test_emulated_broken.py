@@ -1,6 +1,6 @@
 """Deliberately broken kernels are caught: emulated checks that can fail, and do.
 
-Each variant edits the text of a benchmark's kernel.cu (a barrier removed, a bounds
+Each variant edits the text of a benchmark's kernel source (a barrier removed, a bounds
 guard removed, an output left unwritten, a barrier put where not every thread reaches
 it) and runs one valid configuration on the CPU under AddressSanitizer + UBSan, in two
 block orders, against the reference. Every variant must be reported, and the report
@@ -90,6 +90,22 @@ VARIANTS = [
            "output[(size_t)dm * n_samples + s] = acc[j][i];",
            "output[(size_t)dm * n_samples + s] = acc[j][i];\n            output[0] = (float)blockIdx.x;",
            Status.INCORRECT, ORDER),
+    Broken("convolution_milo", "barrier after the shared-memory loads removed", "    __syncthreads();\n", "",
+           Status.INCORRECT, ORDER),
+    Broken("convolution_milo", "output guard removed", "if (y < image_height && x < image_width) {", "{",
+           Status.RUNTIME_ERROR, OVERFLOW),
+    Broken("convolution_milo", "input guard of the shared-memory loads removed",
+           "if (y < input_height && x < input_width) {", "{", Status.RUNTIME_ERROR, OVERFLOW),
+    Broken("convolution_milo", "shared-memory tile read one row too low",
+           "sh_input[ty+yi*block_size_y+i][tx", "sh_input[ty+yi*block_size_y+i+1][tx",
+           Status.RUNTIME_ERROR, "out of bounds"),
+    Broken("dedispersion_milo", "DM guard removed", "if (dm < nr_dms) {", "{", Status.RUNTIME_ERROR, OVERFLOW, nth=2),
+    Broken("dedispersion_milo", "sample guard removed", "if (sample < nr_samples) {", "{", Status.RUNTIME_ERROR,
+           OVERFLOW, nth=2),
+    Broken("dedispersion_milo", "shift of the next DM",
+           "unsigned int shift = (dm_first + dm*dm_step) * shifts[channel];",
+           "unsigned int shift = (dm_first + (dm+1)*dm_step) * shifts[channel];", Status.INCORRECT, "elements differ",
+           nth=2),
     Broken("convolution", "threads wait at two different barriers", "    __syncthreads();\n",
            "    if (threadIdx.x % 2) {\n        __syncthreads();\n    } else {\n        __syncthreads();\n    }\n",
            Status.RUNTIME_ERROR, "barrier divergence"),

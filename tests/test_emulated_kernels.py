@@ -1,11 +1,13 @@
 """Every kernel run on the CPU under AddressSanitizer + UBSan, on the configurations CI checks.
 
-For each of the seven kernels, bat.backends.emulated.selection picks the first valid
+For each of the nine kernels, bat.backends.emulated.selection picks the first valid
 configuration, the fewest and the most threads per block, the largest tiling and one
 configuration per code-path combination, each one a GPU would accept (NVRTC for sm_90 and
 the launch limits, when cuda-bindings is installed); each is built with the host compiler
-against the CUDA compatibility header, run at the emulation problem size with its blocks
-(and their threads) in forward and in reverse order, and compared with the NumPy reference.
+against the CUDA compatibility header, run at its edge size (the emulation problem size grown
+to two blocks with a partial last tile in every dimension the kernel tiles,
+bat.backends.emulated.edges) with its blocks (and their threads) in forward and in reverse
+order, and compared with the NumPy reference.
 Executables are cached by source hash (bat.backends.emulated.build), so a second run only
 emulates. The wider check (TSan, random samples) is ``bat verify``; see the README.
 """
@@ -16,28 +18,26 @@ import math
 
 import pytest
 
+from bat.backends.emulated.edges import EdgeSessions
 from bat.backends.emulated.selection import ci_selection
-from bat.backends.emulated.session import EmulatedSession
 from bat.core.benchmark import load_benchmark
 
-BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
-
-
-def session_for(name: str, **options) -> EmulatedSession:
-    bench = load_benchmark(name)
-    return EmulatedSession(bench, bench.size("emulation"), **options)
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion", "convolution_milo",
+              "dedispersion_milo"]
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_ci_selection_is_correct_under_sanitizers(name: str) -> None:
-    session = session_for(name)
-    selection = ci_selection(session.bench, session.size, accept=session.gpu_accepts)
+    bench = load_benchmark(name)
+    sessions = EdgeSessions(bench, bench.size("emulation"))
+    selection = ci_selection(bench, sessions.base, accept=sessions.gpu_accepts)
     whys = [item.why for item in selection]
     assert whys[0] == "first valid configuration" and len(selection) >= 4
     assert any(w.startswith("code path") for w in whys)
     failures, ran = [], 0
     for item in selection:
-        checked = session.verify(item.config)
+        edge, checked = sessions.verify(item.config)
+        assert edge.two_blocks, (item.why, edge.describe())
         if checked.refused and item.why == "first valid configuration":
             continue  # a GPU would not run it either; every other pick was chosen among accepted ones
         ran += 1

@@ -26,7 +26,8 @@ from bat.backends.procedure import agreement, check, execute  # noqa: E402
 from bat.core.benchmark import load_benchmark  # noqa: E402
 from bat.core.kernel import digest  # noqa: E402
 
-BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion", "convolution_milo",
+              "dedispersion_milo"]
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)

@@ -1,4 +1,4 @@
-"""NumPy references of the seven kernels against independent computations; input determinism."""
+"""NumPy references of the nine kernels against independent computations; input determinism."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from bat.core.benchmark import load_benchmark
 from bat.core.kernel import digest, load_runner
 
-BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
+BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion", "convolution_milo",
+              "dedispersion_milo"]
 
 
 def small(name: str) -> dict:
@@ -195,3 +196,38 @@ def test_dedispersion_reference_matches_loops_and_physics() -> None:
     assert (full[-1] == 0).all() and (full[:, 0] == 0).all()
     assert (np.diff(full[:, -1]) <= 0).all()  # lower frequencies arrive later
     assert 640 <= full.max() <= 660  # about 0.0266 s at DM 40.94 over 1425-1725 MHz
+
+
+def test_convolution_milo_reference_matches_scipy() -> None:
+    from scipy.signal import correlate2d
+
+    runner = load_runner("convolution_milo")
+    size = {"image_width": 45, "image_height": 31}
+    inp = runner.make_inputs(size, 2)
+    assert inp["d_filter"].size == 33 * 33 and not inp["d_filter"][225:].any()
+    np.testing.assert_array_equal(inp["d_filter"][:225], inp["filter"].ravel())
+    ref = runner.reference(inp, size)
+    full = correlate2d(inp["input"].astype(np.float64), inp["filter"].astype(np.float64), mode="valid")
+    assert full.shape == (31, 45)
+    np.testing.assert_allclose(ref["output"], full[ref["rows"]], rtol=1e-10, atol=1e-12)
+
+
+def test_dedispersion_milo_reference_matches_the_kernels_loop() -> None:
+    """The kernel's own loop, element by element in float32 (shift truncated), on a few outputs."""
+    runner = load_runner("dedispersion_milo")
+    size = {"nr_samples": 20, "nr_dms": 90, "nr_channels": 48}
+    inp = runner.make_inputs(size, 4)
+    assert inp["input"].shape == (48, 20 + 650) and inp["shifts"].dtype == np.float32 and inp["shifts"][-1] == 0
+    ref = runner.reference(inp, size)
+    data, shifts = inp["input"].ravel(), inp["shifts"]
+    for k, dm in enumerate(ref["dms"][:4]):
+        for sample in (0, 7, 19):
+            total = np.float32(0.0)
+            for channel in range(48):
+                dm_value = np.float32(np.float32(0.0) + np.float32(dm) * np.float32(0.02))
+                shift = int(np.float32(dm_value * shifts[channel]))
+                total = np.float32(total + np.float32(data[channel * (20 + 650) + sample + shift]))
+            assert ref["output"][k, sample] == total
+    assert ref["dms"][0] == 0 and ref["dms"][-1] == 89 and ref["dms"].size == 16
+    with pytest.raises(ValueError, match="nr_dms 3000 shifts a channel by"):
+        runner.make_inputs({"nr_samples": 20, "nr_dms": 3000, "nr_channels": 1536}, 0)

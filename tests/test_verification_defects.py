@@ -80,11 +80,17 @@ def test_gpu_recording_check_fails_on_one_bad_configuration() -> None:
 
 
 # -- 4. unroll pragmas carry numbers ------------------------------------------------------------
-def preprocessed(name: str) -> str:
+def compiled_source(name: str) -> tuple[str, list[str]]:
+    """The kernel source as compiled for CONFIGS[name], and its options (macros, the include folder)."""
     runner = load_runner(name)
-    bench = load_benchmark(name)
-    macros = runner.macros(CONFIGS[name], dict(bench.size("emulation").values))
-    out = subprocess.run(["g++", "-E", "-P", "-x", "c++", *macro_options(macros), str(runner.source_path())],
+    macros = runner.macros(CONFIGS[name], dict(load_benchmark(name).size("emulation").values))
+    source = runner.prepare_source(runner.source_path().read_text(), CONFIGS[name])
+    return source, [*macro_options(macros), "-I", str(runner.bench.directory)]
+
+
+def preprocessed(name: str) -> str:
+    source, options = compiled_source(name)
+    out = subprocess.run(["g++", "-E", "-P", "-x", "c++", *options, "-"], input=source,
                          capture_output=True, text=True, check=True)
     return out.stdout
 
@@ -94,7 +100,7 @@ def test_unroll_pragmas_get_numbers_after_preprocessing(name: str) -> None:
     if shutil.which("g++") is None:
         pytest.skip("g++ is not on PATH")
     arguments = re.findall(r"#pragma unroll(.*)", preprocessed(name))
-    assert arguments, f"{name} has no unroll pragma"
+    assert arguments or name == "dedispersion_milo", f"{name} has no unroll pragma"  # its one pragma: factor 0
     assert all(re.fullmatch(r"\s*\d*\s*", a) for a in arguments), arguments
 
 
@@ -103,8 +109,8 @@ def test_nvcc_compiles_every_kernel(name: str, tmp_path) -> None:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on PATH (NVRTC compiles are checked in test_kernels_compile.py)")
-    runner = load_runner(name)
-    macros = runner.macros(CONFIGS[name], dict(load_benchmark(name).size("emulation").values))
-    out = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-std=c++17", "-o", str(tmp_path / "k.cubin"),
-                          *macro_options(macros), str(runner.source_path())], capture_output=True, text=True)
+    source, options = compiled_source(name)
+    (tmp_path / "k.cu").write_text(source)
+    out = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-std=c++17", "-o", str(tmp_path / "k.cubin"), *options,
+                          str(tmp_path / "k.cu")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]

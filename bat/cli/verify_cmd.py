@@ -2,8 +2,13 @@
 
 The first line says what every line after it is: correctness only, never a timing. Each
 configuration gets its status, its largest error as a fraction of the tolerance and the
-seconds this machine spent (NVRTC gate, host build, emulated run); the exit status is 1
-when any configuration a GPU would run is not ok (those a GPU refuses are counted apart).
+seconds this machine spent (NVRTC gate, host build, emulated run); at the emulation size, the
+problem size each configuration ran at (bat.backends.emulated.edges: grown to two blocks with
+a partial last tile in every dimension the kernel tiles) and, where that cannot be, why. The
+exit status is 1 when any configuration a GPU would run is not ok (those a GPU refuses are
+counted apart).
+``--source`` checks another file in the kernel's place: a broken variant, or the HIP twin
+(bat.backends.emulated.hip; a HIP name the layer lacks is an error before anything runs).
 """
 
 from __future__ import annotations
@@ -28,8 +33,12 @@ def verify(
     sanitizer: str = typer.Option("address", "--sanitizer",
                                   help="address (AddressSanitizer + UBSan), thread (ThreadSanitizer) or none."),
     source: Path = typer.Option(None, "--source", exists=True, dir_okay=False,
-                                help="A kernel source to check instead of the benchmark's own."),
+                                help="A kernel source to check instead of the benchmark's own (CUDA, or HIP: "
+                                     "a .hip file or one including hip/hip_runtime.h)."),
     gate: bool = typer.Option(True, "--gate/--no-gate", help="Run only what NVRTC accepts for sm_90."),
+    edges: bool = typer.Option(True, "--edges/--no-edges",
+                               help="At the emulation size, grow the size per configuration to two blocks with a "
+                                    "partial last tile in every dimension the kernel tiles."),
     block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, callback=positive_finite,
                                         help="Seconds a block may take before it counts as a deadlock."),
 ) -> None:
@@ -37,8 +46,8 @@ def verify(
     from rich.markup import escape
 
     from bat.backends.emulated import CORRECTNESS_ONLY
+    from bat.backends.emulated.edges import EdgeSessions
     from bat.backends.emulated.selection import Selected, ci_selection, wider
-    from bat.backends.emulated.session import EmulatedSession
     from bat.cli.console import console
     from bat.cli.inspect_cmd import parse_config
     from bat.core.benchmark import load_benchmark
@@ -59,23 +68,31 @@ def verify(
         chosen.append(Selected(cfg, "--config"))
     if first:
         chosen.append(Selected(bench.space.config(bench.space.unrank_valid([0])[0]), "first valid configuration"))
-    session = EmulatedSession(bench, problem_size, sanitizer=sanitizer, use_gate=gate, block_timeout_s=block_timeout)
+    session = EdgeSessions(bench, problem_size, grow=edges and problem_size.name == "emulation", sanitizer=sanitizer,
+                           use_gate=gate, block_timeout_s=block_timeout)
     if ci:
         chosen += ci_selection(bench, problem_size, accept=session.gpu_accepts)
     if random:
         chosen += wider(bench, random, seed)
     if not chosen:
         raise typer.BadParameter("give --config, --first, --random N or --ci")
-    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
     text = source.read_text() if source else None
+    is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
+    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
+    if source:
+        console.print(escape(f"source: {source.name}" + (
+            " (HIP, run through the emulated HIP layer; gated by NVRTC for sm_90 through the same layer: "
+            "what an Nvidia GPU would accept for this code)" if is_hip else "")), highlight=False)
     failed = refused = 0
     for n, item in enumerate(chosen, 1):
         console.print(escape(f"[{n}/{len(chosen)}] {item.why}: {json.dumps(item.config)}"), highlight=False)
-        checked = session.verify(item.config, source=text)
+        edge, checked = session.verify(item.config, source=text, source_name=source.name if source else None)
         status = checked.result.status.value
         refused += checked.refused
         failed += not checked.ok and not checked.refused
         ratio = "" if checked.error_ratio is None else f"; largest error {checked.error_ratio:.3g} of the tolerance"
+        if session.grow:
+            console.print(escape(f"    {edge.describe()}"), highlight=False)
         console.print(f"    [{'green' if checked.ok else 'red'}]{status}[/]{ratio}; this machine spent "
                       f"{checked.gate_s:.1f} s in NVRTC, {checked.build_s:.1f} s building, {checked.run_s:.1f} s "
                       "emulating", highlight=False)

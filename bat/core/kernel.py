@@ -148,6 +148,14 @@ class KernelRunner(ABC):
         """The kernel's CUDA source file (the space file's ``kernel.source``, else ``source``)."""
         return self.bench.directory / self.bench.kernel.get("source", self.source)
 
+    def prepare_source(self, source: str, config: Mapping[str, object]) -> str:
+        """The source text as compiled for ``config`` (default: unchanged; the macros carry the configuration)."""
+        return source
+
+    def headers(self) -> dict[str, str]:
+        """Files the source includes by name (the space file's ``kernel.headers``, beside it): name -> text."""
+        return {name: (self.bench.directory / name).read_text() for name in self.bench.kernel.get("headers", [])}
+
 
 def _triple(values: Sequence[int]) -> tuple[int, int, int]:
     out = [int(v) for v in values] + [1] * (3 - len(values))

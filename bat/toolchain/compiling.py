@@ -38,6 +38,7 @@ class CompileJob:
     macros: dict[str, Any]
     arch: str
     name: str = "kernel.cu"
+    headers: tuple[tuple[str, str], ...] = ()  # (include name, text) of files the source includes
 
 
 Compiler = Callable[[CompileJob], CompileResult]
@@ -45,14 +46,15 @@ Compiler = Callable[[CompileJob], CompileResult]
 
 def nvrtc_compiler(job: CompileJob) -> CompileResult:
     """Compile with NVRTC through cuda-bindings (bat.toolchain.nvrtc): works without a GPU."""
-    return compile_source(job.source, job.macros, arch=job.arch, name=job.name)
+    return compile_source(job.source, job.macros, arch=job.arch, name=job.name, headers=dict(job.headers))
 
 
 def cupy_compiler(job: CompileJob) -> CompileResult:
     """Compile with NVRTC through CuPy's bindings (the GPU machine has CuPy, maybe no wheel)."""
     from cupy.cuda import nvrtc
 
-    prog = nvrtc.createProgram(job.source, job.name, (), ())
+    prog = nvrtc.createProgram(job.source, job.name, tuple(text for _, text in job.headers),
+                               tuple(include for include, _ in job.headers))
     try:
         start = time.perf_counter()
         try:

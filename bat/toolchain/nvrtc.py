@@ -92,19 +92,25 @@ def compile_source(
     arch: str = "sm_90",
     name: str = "kernel.cu",
     extra_options: Sequence[str] = (),
+    headers: Mapping[str, str] | None = None,
 ) -> CompileResult:
-    """Compile CUDA source to a cubin for ``arch`` with ``-D`` macros; parse ptxas' report."""
+    """Compile CUDA source to a cubin for ``arch`` with ``-D`` macros; parse ptxas' report.
+
+    ``headers`` (include name -> text) are the files the source may ``#include "name"``.
+    """
     nvrtc = _nvrtc()
     options = [*compile_options(macros, arch), *extra_options]
+    included = sorted((headers or {}).items())
     folder = os.environ.get(CACHE_ENV)
     if not folder:
-        return _compile(nvrtc, source, name, options)
+        return _compile(nvrtc, source, name, options, included)
     _, major, minor = nvrtc.nvrtcVersion()
-    key = hashlib.sha256(json.dumps([major, minor, name, options, source]).encode()).hexdigest()
+    parts = [major, minor, name, options, source, *([included] if included else [])]
+    key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
     path = Path(folder) / f"{key}.json"
     if path.exists():
         return _cached(path)
-    result = _compile(nvrtc, source, name, options)
+    result = _compile(nvrtc, source, name, options, included)
     _store(path, result)
     return result
 
@@ -124,8 +130,11 @@ def _store(path: Path, result: CompileResult) -> None:
     os.replace(tmp, path)
 
 
-def _compile(nvrtc, source: str, name: str, options: list[str]) -> CompileResult:
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+def _compile(nvrtc, source: str, name: str, options: list[str],
+             headers: Sequence[tuple[str, str]] = ()) -> CompileResult:
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), len(headers),
+                                         [text.encode() for _, text in headers],
+                                         [include.encode() for include, _ in headers])
     _check(nvrtc, err, "program creation")
     try:
         start = time.perf_counter()
@@ -160,7 +169,8 @@ def compile_config(
     """Compile one configuration of a runner's benchmark (published problem size unless ``size``)."""
     size = dict(runner.bench.problem_size if size is None else size)
     path = runner.source_path()
-    return compile_source(path.read_text(), runner.macros(config, size), arch=arch, name=path.name)
+    source = runner.prepare_source(path.read_text(), config)
+    return compile_source(source, runner.macros(config, size), arch=arch, name=path.name, headers=runner.headers())
 
 
 def inspect_config(

@@ -56,8 +56,12 @@ class ResourceUsage:
         }
 
 
+_MANGLED = re.compile(r"^_Z(\d+)(\w+)$")
+
+
 def parse_ptxas_log(log: str) -> dict[str, ResourceUsage]:
-    """Every entry function's resource use in a ptxas -v log, keyed by entry name."""
+    """Every entry function's resource use in a ptxas -v log, keyed by entry name (a C++-mangled entry
+    also by its plain function name, when no other entry has that name)."""
     usages: dict[str, ResourceUsage] = {}
     current: dict | None = None
 
@@ -86,6 +90,13 @@ def parse_ptxas_log(log: str) -> dict[str, ResourceUsage]:
                 if found := pattern.search(line):
                     current[key] = int(found.group(1))
     close()
+    plain: dict[str, list[str]] = {}
+    for name in usages:  # C++ entries come mangled (_Z18convolution_kernelPfS_S_): also by the plain name
+        if (m := _MANGLED.match(name)) and len(m.group(2)) >= int(m.group(1)):
+            plain.setdefault(m.group(2)[: int(m.group(1))], []).append(name)
+    for name, entries in plain.items():
+        if len(entries) == 1 and name not in usages:  # an overloaded name stays ambiguous: no alias
+            usages[name] = usages[entries[0]]
     return usages
 
 

@@ -7,7 +7,9 @@ linked with the runtime (``cuda/bat_runtime.cpp`` and ``cuda/bat_fibers.cpp``, c
 per sanitizer). The two
 headers are precompiled once per sanitizer (``bat_pch.h.gch``), which halves the compiler's
 time per configuration; should a search space's ``-D`` macro touch them, GCC quietly reads
-the headers themselves instead. The host
+the headers themselves instead. The HIP layer (``cuda/bat_hip.h``) sits beside them as
+``hip/hip_runtime.h``, for a HIP source to include (bat.backends.emulated.hip); files a
+source includes by name (the space file's ``kernel.headers``) are written beside it. The host
 compiler is ``$CXX`` or ``g++``. Executables are cached by a hash of everything that goes
 into them (sources, macros, flags, compiler version) under ``$BAT_EMULATION_CACHE``, else
 ``$XDG_CACHE_HOME/bat/emulated``, else ``~/.cache/bat/emulated``; a finished entry is
@@ -49,6 +51,7 @@ SANITIZER_FLAGS = {
     "none": (),
 }
 HEADERS = ("bat_cuda.h", "bat_launch.h")
+HIP_LAYER = ("bat_hip.h", "hip/hip_runtime.h")  # the HIP layer, served beside HEADERS under HIP's name
 PRECOMPILED = "bat_pch.h"  # includes HEADERS; precompiled beside them
 RUNTIME = ("bat_runtime.cpp", "bat_fibers.cpp")
 RUNTIME_HEADERS = ("bat_fibers.h",)
@@ -150,6 +153,7 @@ class Builder:
         self.root = cache_root(cache)
         self.flags = (*BASE_FLAGS, *SANITIZER_FLAGS[sanitizer])
         self._headers = "".join(source_text(h) for h in HEADERS)
+        self._hip = source_text(HIP_LAYER[0])
 
     def describe(self) -> str:
         names = {"address": "AddressSanitizer + UndefinedBehaviorSanitizer", "thread": "ThreadSanitizer",
@@ -182,8 +186,8 @@ class Builder:
         return objects
 
     def headers(self) -> Path:
-        """A directory with the compatibility headers, precompiled for this sanitizer's flags."""
-        key = _digest(self._headers, *self.flags, compiler_version(self.cxx))
+        """A directory with the compatibility headers, precompiled for this sanitizer's flags, and the HIP layer."""
+        key = _digest(self._headers, self._hip, *self.flags, compiler_version(self.cxx))
         target = self.root / "pch" / key[:24]
         if (target / f"{PRECOMPILED}.gch").is_file():
             return target
@@ -192,6 +196,8 @@ class Builder:
         try:
             for header in HEADERS:
                 (work / header).write_text(source_text(header))
+            (work / HIP_LAYER[1]).parent.mkdir(parents=True)
+            (work / HIP_LAYER[1]).write_text(source_text(HIP_LAYER[0]))
             (work / PRECOMPILED).write_text("".join(f'#include "{h}"\n' for h in HEADERS))
             out = self._run([self.cxx, *self.flags, "-x", "c++-header", PRECOMPILED, "-o", f"{PRECOMPILED}.gch"],
                             str(work))
@@ -204,14 +210,19 @@ class Builder:
         return target
 
     def build(self, source: str, source_name: str, macros: Mapping[str, object], kernels: Sequence[str],
-              symbols: Sequence[str] = ()) -> Build:
-        """The executable of one configuration; a compile error is data (``Build.ok`` False)."""
+              symbols: Sequence[str] = (), includes: Mapping[str, str] | None = None) -> Build:
+        """The executable of one configuration; a compile error is data (``Build.ok`` False).
+
+        ``includes`` (name -> text) are files the source includes by name, written beside it.
+        """
         start = time.perf_counter()
         driver = driver_source(source_name, kernels, symbols)
         defines = macro_options(macros)
         runtime, headers = self.runtime(), self.headers()
+        included = sorted((includes or {}).items())
         key = _digest(source, source_name, driver, self._headers, runtime[0].parent.name, *defines, *self.flags,
-                      compiler_version(self.cxx))
+                      compiler_version(self.cxx), *(part for item in included for part in item),
+                      *([self._hip] if HIP_LAYER[1] in source else []))
         entry = self.root / "bin" / key[:2] / key[2:26]
         if (entry / "done.json").is_file():
             return self._load(entry, time.perf_counter() - start, cached=True)
@@ -219,6 +230,8 @@ class Builder:
         work = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".build-"))
         try:
             (work / source_name).write_text(source)
+            for name, text in included:
+                (work / name).write_text(text)
             (work / "driver.cpp").write_text(driver)
             commands = ([self.cxx, *self.flags, *defines, "-I", str(headers), "-c", "driver.cpp", "-o", "driver.o"],
                         [self.cxx, *self.flags, "driver.o", *map(str, runtime), "-o", "kernel"])

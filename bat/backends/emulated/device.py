@@ -69,9 +69,8 @@ class EmulatedDevice:
 
     def run(self, launches: Sequence[Launch]) -> None:
         for launch in launches:
-            self._plan.append(" ".join(["launch", launch.kernel, *map(str, launch.grid), *map(str, launch.block)]))
-            if launch.shared_bytes:
-                raise BackendError(f"{launch.kernel}: dynamic shared memory is not emulated")
+            self._plan.append(" ".join(["launch", launch.kernel, *map(str, launch.grid), *map(str, launch.block),
+                                        str(launch.shared_bytes)]))
             self._plan.extend(_argument(arg) for arg in launch.args)
         return None
 
@@ -154,7 +153,7 @@ def report(log: str, code: int) -> str:
         detail = [line for line in lines[first + 1:first + 40]
                   if _ACCESS.match(line) or ("located" in line and "region" in line)]
         frames = [_MODULE.sub("", line.split(" in ", 1)[-1] if " in " in line else line.split(" ", 1)[-1])
-                  for line in lines[first + 1:] if line.startswith("#") and ".cu:" in line]
+                  for line in lines[first + 1:] if line.startswith("#") and _KERNEL_LINE.search(line)]
         parts += [*detail[:2], *(f"at {f}" for f in frames[:2])]
     parts += ours
     if not parts:
@@ -167,4 +166,5 @@ _ACCESS = re.compile(r"^(READ|WRITE|Read|Write|Previous (read|write)|Atomic \w+)
 _ADDRESS = re.compile(r" (on|at) (address )?0x[0-9a-f]+( at pc 0x[0-9a-f]+ bp 0x[0-9a-f]+ sp 0x[0-9a-f]+)?|"
                       r"0x[0-9a-f]+ is | \[0x[0-9a-f]+,0x[0-9a-f]+\)| thread T\d+|\(pid=\d+\)|^#\d+ 0x[0-9a-f]+ ")
 _MODULE = re.compile(r" \([^()]*\+0x[0-9a-f]+\)$")
-_PATH = re.compile(r"(?:/[^\s:]*/)?([^\s/:]+\.cu:\d+)")
+_PATH = re.compile(r"(?:/[^\s:]*/)?([^\s/:]+\.(?:cu|hip):\d+)")
+_KERNEL_LINE = re.compile(r"\.(?:cu|hip):\d+")  # a frame in the kernel's source (CUDA or HIP)

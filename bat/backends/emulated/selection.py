@@ -4,11 +4,12 @@ For one benchmark: the first valid configuration (id order), the fewest and the 
 per block, the largest product of the space file's ``kernel.tiling`` parameters, and one
 configuration for every combination of the values of its ``kernel.code_paths`` parameters
 that the constraints allow. Extremes and combinations are looked for in a seeded uniform
-sample of the valid configurations (the whole space when it is small), among those that
-run at least two blocks at the emulation size when there are any; among equals, the one
-with the least tiling, then the fewest threads in all. Every parameter a criterion is not
-about is then lowered to its smallest value that keeps the configuration valid (and
-running two blocks): an extreme in one dimension is plain in the others, and quick to
+sample of the valid configurations (the whole space when it is small), among those whose
+edge size (bat.backends.emulated.edges) gives two blocks in every tiled dimension, then
+among those that run at least two blocks at the emulation size itself, when there are any;
+among equals, the one with the least tiling, then the fewest threads in all. Every parameter
+a criterion is not about is then lowered to its smallest value that keeps the configuration
+valid (and its blocks as they were): an extreme in one dimension is plain in the others, and quick to
 compile (NVRTC takes a minute to unroll Dedispersion's channel loop 1,536 times, which
 changes nothing on the CPU; test_kernels_compile.py compiles such extremes). One a GPU
 would not run is passed over when an ``accept`` test is given. ``wider`` adds uniformly
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from bat.backends.emulated.edges import edge_size
 from bat.core.benchmark import Benchmark, ProblemSize
 from bat.core.errors import SpaceSpecError
 
@@ -75,6 +77,15 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
     def blocks(c: dict) -> int:
         return math.prod(bench.geometry(c, values)[0])
 
+    edged: dict[tuple, bool] = {}
+
+    def at_edges(c: dict) -> bool:
+        """Two blocks in every tiled dimension at the configuration's edge size."""
+        key = tuple(c[n] for n in space.names)
+        if key not in edged:
+            edged[key] = edge_size(bench, c, size or bench.size("emulation")).two_blocks
+        return edged[key]
+
     def work(c: dict) -> float:
         return math.prod(float(c[n]) for n in tiling)
 
@@ -88,7 +99,8 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
                 continue
             for value in sorted(space.parameters[space.names.index(name)].values):
                 trial = {**c, name: value}
-                if value == c[name] or (valid(trial) and (blocks(trial) >= 2 or blocks(c) < 2)):
+                if value == c[name] or (valid(trial) and (blocks(trial) >= 2 or blocks(c) < 2)
+                                        and (at_edges(trial) or not at_edges(c))):
                     c = trial
                     break
         return c
@@ -97,7 +109,8 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
     chosen: list[Selected] = [Selected(candidates[0], "first valid configuration")]
 
     def best(score: Callable[[dict], float], why: str, among: list[dict], keep: set[str]) -> None:
-        ranked = sorted(among, key=lambda c: (blocks(c) < 2, -score(c), work(c), threads(c) * blocks(c)))
+        ranked = sorted(among, key=lambda c: (not at_edges(c), blocks(c) < 2, -score(c), work(c),
+                                              threads(c) * blocks(c)))
         for c in (simplest(c, keep | set(paths)) for c in ranked):
             if accept is None or accept(c):
                 chosen.append(Selected(c, why))

@@ -6,6 +6,8 @@ same runner contract and measurement procedure as the live backend
 (bat.backends.emulated.gate: only what a GPU accepts is emulated); the host build
 (bat.backends.emulated.build); one run per block order on the emulated device, with pure
 outputs poisoned and read-write arrays restored; ``verify`` against the NumPy reference.
+A HIP source (bat.backends.emulated.hip) takes the same path: its names are checked against
+the HIP layer first, and the gate compiles it through that layer.
 The result carries a status and a message, never a time: ``objective_ms`` is always
 None, ``cost_s`` is the wall time the evaluation took on this machine.
 """
@@ -17,9 +19,10 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from bat.backends.emulated import gate
+from bat.backends.emulated import gate, hip
 from bat.backends.emulated.build import Builder, cache_root
 from bat.backends.emulated.device import ORDERS, EmulatedDevice
 from bat.backends.procedure import INPUT_SEED, allocate, check, execute
@@ -68,6 +71,7 @@ class EmulatedSession:
         self.block_timeout_s, self.orders = block_timeout_s, orders
         path = self.runner.source_path()
         self.source_name, self.source = path.name, path.read_text()
+        self.includes = self.runner.headers()
         self.host = self.runner.make_inputs(size.values, seed)
 
     @functools.cached_property
@@ -85,13 +89,26 @@ class EmulatedSession:
         if not self.use_gate:
             return True
         values = self.size.values
-        verdict = gate.check(self.source, self.source_name, self.runner.macros(config, values),
-                             self.runner.launches(config, values), self.cache)
+        verdict = gate.check(self.runner.prepare_source(self.source, config), self.source_name,
+                             self.runner.macros(config, values),
+                             self.runner.launches(config, values), self.cache, self.includes)
         return verdict.compiled and not verdict.refusal
 
-    def verify(self, config: Mapping[str, Any], *, source: str | None = None) -> Verification:
-        """Check one configuration (``source`` replaces the kernel's source, e.g. a broken variant)."""
+    def check_source(self, text: str, name: str) -> bool:
+        """True for a HIP source (checked against the HIP layer: BackendError names what it lacks)."""
+        if hip.is_hip(text, name):
+            hip.check(text, name)
+            return True
+        return False
+
+    def verify(self, config: Mapping[str, Any], *, source: str | None = None,
+               source_name: str | None = None) -> Verification:
+        """Check one configuration (``source`` replaces the kernel's source, e.g. a broken variant or a
+        HIP twin; ``source_name`` is its file name, default the kernel's)."""
         cfg, text = dict(config), self.source if source is None else source
+        name = Path(source_name).name if source_name else self.source_name
+        headers = {**self.includes, **(hip.nvrtc_headers() if self.check_source(text, name) else {})}
+        text = self.runner.prepare_source(text, cfg)
         start = time.perf_counter()
         timings = {"gate_s": 0.0, "build_s": 0.0, "run_s": 0.0}
 
@@ -107,14 +124,14 @@ class EmulatedSession:
         except Exception as exc:  # geometry this configuration cannot have is its failure
             return done(Status.RUNTIME_ERROR, f"launch geometry: {type(exc).__name__}: {exc}")
         if self.use_gate:
-            verdict = gate.check(text, self.source_name, macros, launches, self.cache)
+            verdict = gate.check(text, name, macros, launches, self.cache, headers)
             timings["gate_s"] = verdict.seconds
             if not verdict.compiled:
                 return done(Status.COMPILE_ERROR, verdict.refusal, refused=True)
             if verdict.refusal:
                 return done(Status.RUNTIME_ERROR, f"a GPU would refuse the launch: {verdict.refusal}", refused=True)
-        build = self.builder.build(text, self.source_name, macros, self.runner.kernel_names,
-                                   self.runner.symbol_names())
+        build = self.builder.build(text, name, macros, self.runner.kernel_names, self.runner.symbol_names(),
+                                   self.includes)
         timings["build_s"] = build.seconds
         if not build.ok:
             return done(Status.COMPILE_ERROR, f"host compiler: {build.first_error()}")

@@ -102,7 +102,9 @@ class LiveSession:
 
     def job(self, key: int, config: Mapping[str, Any]) -> CompileJob:
         macros = self.runner.macros(config, self.size.values)
-        return CompileJob(key, self.source, dict(macros), self.arch, self.source_name)
+        source = self.runner.prepare_source(self.source, config)
+        return CompileJob(key, source, dict(macros), self.arch, self.source_name,
+                          tuple(sorted(self.runner.headers().items())))
 
     def describe(self) -> str:
         return (f"live on {self.info['gpu_name']} ({self.arch}): {self.bench.name} at the "

@@ -11,7 +11,9 @@
 // order); the threads of a block are fibers (bat_fibers.cpp). A block making no progress for
 // TIMEOUT_S seconds (a deadlock or an endless loop) is an error naming the kernel and block.
 // Shared memory (the kernel's static locals, listed in the plan from the driver's symbol
-// table) is filled with 0xFF bytes before every block. A sanitizer's report is followed by a
+// table) is filled with 0xFF bytes before every block; so is a launch's dynamic shared memory
+// (its bytes are the launch line's last word), an array of its exact size for the whole launch
+// (bat_emu::dynamic_shared points to it; the HIP layer's HIP_DYNAMIC_SHARED reads it). A sanitizer's report is followed by a
 // line saying which kernel, block and thread it came from.
 #include <errno.h>
 #include <signal.h>
@@ -39,6 +41,7 @@ int bat_emu_anchor = 0;
 namespace bat_emu {
 
 char where[512] = "the driver";
+void* dynamic_shared = nullptr;
 
 namespace {
 
@@ -67,6 +70,7 @@ struct Region {
 struct Launch {
     std::string kernel;
     dim3 grid, block;
+    size_t shared_bytes = 0;  // dynamic shared memory per block
     std::vector<std::vector<std::string>> args;  // "A name" or "S type bytes hex"
 };
 
@@ -127,7 +131,8 @@ std::vector<Op> read_plan() {
         Op op;
         op.words = w;
         if (w[0] == "launch") {
-            if (w.size() != 8) fail("plan: launch needs a kernel, a grid and a block");
+            if (w.size() != 8 && w.size() != 9) fail("plan: launch needs a kernel, a grid, a block [and shared bytes]");
+            if (w.size() == 9) op.launch.shared_bytes = number(w[8], "shared bytes");
             op.launch.kernel = w[1];
             op.launch.grid = dim3((unsigned)number(w[2], "grid"), (unsigned)number(w[3], "grid"),
                                   (unsigned)number(w[4], "grid"));
@@ -200,6 +205,8 @@ void launch(const Launch& l, const char* order, bool reverse, size_t index) {
     const size_t blocks = (size_t)g.x * g.y * g.z, threads = (size_t)b.x * b.y * b.z;
     current.grid_dim = g;
     current.block_dim = b;
+    if (l.shared_bytes && posix_memalign(&dynamic_shared, 256, l.shared_bytes) != 0)
+        fail("out of memory for %zu bytes of dynamic shared memory", l.shared_bytes);
     for (size_t n = 0; n < blocks; ++n) {
         const size_t linear = reverse ? blocks - 1 - n : n;
         current.block = uint3{(unsigned)(linear % g.x), (unsigned)(linear / g.x % g.y), (unsigned)(linear / g.x / g.y)};
@@ -207,12 +214,15 @@ void launch(const Launch& l, const char* order, bool reverse, size_t index) {
                  k.name, index, current.block.x, current.block.y, current.block.z, g.x, g.y, g.z, b.x, b.y, b.z,
                  order);
         for (const Region& r : shared) memset(r.address, 0xFF, r.bytes);
+        if (dynamic_shared) memset(dynamic_shared, 0xFF, l.shared_bytes);
         alarm(timeout_s);
         run_block(&k, bound, threads, reverse);
         alarm(0);
     }
     snprintf(where, sizeof where, "the driver");
     k.release(bound);
+    free(dynamic_shared);
+    dynamic_shared = nullptr;
 }
 
 void execute(const std::vector<Op>& ops, const char* order) {
