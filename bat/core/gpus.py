@@ -51,10 +51,19 @@ def gpu_facts(gpu: str) -> GpuFacts | None:
     return all_gpu_facts().get(gpu)
 
 
-def gpu_vendor(gpu: str) -> str:
-    """The vendor of a GPU named by short id ("NVIDIA", "AMD"), "" when it is not listed."""
+#: words of a device name that tell its vendor, for GPUs not in gpu_specs.json
+_VENDOR_WORDS = {"NVIDIA": ("nvidia", "geforce", "quadro", "tesla", "rtx", "gtx"),
+                 "AMD": ("amd", "radeon", "instinct")}
+
+
+def gpu_vendor(gpu: str, name: str = "") -> str:
+    """The vendor ("NVIDIA", "AMD") of a GPU by short id, else by words of its device name; "" when unknown."""
     facts = gpu_facts(gpu)
-    return facts.vendor if facts else ""
+    if facts:
+        return facts.vendor
+    words = f"{name} {gpu}".lower().replace("_", " ").split()
+    found = [v for v, keys in _VENDOR_WORDS.items() if any(w in keys for w in words)]
+    return found[0] if len(found) == 1 else ""
 
 
 #: FP32 CUDA cores per SM, by compute capability major (a minor listed separately overrides)
