@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 
 from bat.cli import main
-from bat.core.benchmark import load_benchmark
+from bat.core.benchmark import benchmark_from_dict, load_benchmark
 from bat.core.dataset import Dataset
+from bat.core.errors import SpaceSpecError
 from bat.core.gpus import KNOWN_GPUS, all_gpu_facts, gpu_facts
+from bat.core.t1 import write_t1
 from bat.formats.importing import import_file
 
 HUB = Path(__file__).parent / "fixtures" / "benchmark_hub"
@@ -138,3 +140,16 @@ def test_the_shipped_hub_datasets_are_the_published_caches(kernel, rows):
         assert m.gpu_name == gpu_facts(gpu).name or (gpu == "A6000" and m.gpu_name == "NVIDIA RTX A6000")
         assert f"file name {gpu}.json.gz" in m.gpu_source
         assert space.is_valid(space.encode(ds.configs())).all()
+
+
+def test_the_t1_default_becomes_the_space_default_and_goes_back(tmp_path):
+    bench = load_benchmark(HUB / "convolution_milo.T1.json")
+    default = {"block_size_x": 16, "block_size_y": 16, "tile_size_x": 1, "tile_size_y": 1, "read_only": 0,
+               "use_padding": 1, "use_shmem": 1, "use_cmem": 1, "filter_height": 15, "filter_width": 15}
+    assert bench.raw["default"] == load_benchmark("convolution_milo").raw["default"] == default
+    out = write_t1(bench.raw, bench.directory, tmp_path / "back.T1.json")
+    back = json.loads(out.read_text())["ConfigurationSpace"]["TuningParameters"]
+    assert {p["Name"]: p["Default"] for p in back} == default
+    wrong = {**bench.raw, "default": {**default, "block_size_x": 17}}
+    with pytest.raises(SpaceSpecError, match=r"default\.block_size_x"):
+        benchmark_from_dict(wrong, tmp_path / "wrong.json")
