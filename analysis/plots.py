@@ -240,9 +240,12 @@ def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float
                 ax.text(x, 1.0, "n/a", ha="center", va="bottom", fontsize=7, rotation=90)
                 continue
             ax.bar(x, value, width, color=colour, hatch=hatch, edgecolor="black", linewidth=0.6)
-            ax.text(x, value, f"{value:.1f}", ha="center", va="bottom", fontsize=7)
+            ax.text(x, value, f"{value:.3g}", ha="center", va="bottom", fontsize=7)
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.set_xlim(-0.6, len(gpus) - 0.4)
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xticks(range(len(gpus)), [textwrap.fill(g, 12) for g in gpus], fontsize=7)
     ax.set_ylabel("max speedup of the best configuration")
@@ -251,7 +254,9 @@ def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float
     handles += [Patch(facecolor="white", edgecolor="black", label="over the median configuration"),
                 Patch(facecolor="white", edgecolor="black", hatch="///", label="over the default configuration")]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(f"{benchmark}: tuning impact per GPU", fontsize=9)
+    missing = any(impact[g]["over_default"] is None for g in gpus)
+    ax.set_title(f"{benchmark}: tuning impact per GPU"
+                 + ("\n(n/a: the default configuration has no measurement)" if missing else ""), fontsize=9)
     ax.grid(axis="y", alpha=0.3, which="both")
     return fig
 
