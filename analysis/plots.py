@@ -86,15 +86,30 @@ def distribution_figure(benchmark: str, dists: Mapping[str, Distribution]) -> Fi
 
 
 def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -> Figure:
-    """Grouped bars: benchmark x GPU max speedup over median."""
+    """Grouped bars: benchmark x GPU max speedup over median.
+
+    Each benchmark's group holds only the GPUs with data on it, centred on its tick, one colour per GPU
+    across groups; the y axis turns logarithmic when the speedups span more than a factor of 10.
+    """
     benches = list(values)
     gpus = sorted({g for v in values.values() for g in v})
+    colours = {g: f"C{k % 10}" for k, g in enumerate(gpus)}
     fig, ax = _figure((3 + 1.8 * len(benches), 4))
-    width = 0.8 / max(1, len(gpus))
-    for k, g in enumerate(gpus):
-        ys = [values[b].get(g, np.nan) for b in benches]
-        ax.bar(np.arange(len(benches)) + k * width, ys, width, label=g)
-    ax.set_xticks(np.arange(len(benches)) + width * (len(gpus) - 1) / 2, benches)
+    width = 0.8 / max(1, max((len(v) for v in values.values()), default=1))
+    drawn: set[str] = set()
+    for i, b in enumerate(benches):
+        present = [g for g in gpus if g in values[b]]
+        for k, g in enumerate(present):
+            ax.bar(i + (k - (len(present) - 1) / 2) * width, values[b][g], width, color=colours[g],
+                   label=None if g in drawn else g)
+            drawn.add(g)
+    ax.set_xticks(np.arange(len(benches)), benches)
+    finite = [v for bv in values.values() for v in bv.values() if np.isfinite(v) and v > 0]
+    if finite and max(finite) / min(finite) > 10:
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.set_ylabel("max speedup over median (x)")
     set_title(ax, f"Max speedup over median ({definition})")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU", title_fontsize=8)
