@@ -115,8 +115,10 @@ def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force:
         ds.meta.notes = notes or ds.meta.notes
         ds.save(path, overwrite=force)
         counts = ", ".join(f"{k} {v}" for k, v in sorted(ds.frame["status"].value_counts().to_dict().items()))
+        inside = len(ds.frame) - imp.n_constraint_violations
         console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {ds.meta.benchmark} on {ds.meta.gpu} "
-                      f"({counts}) -> {shown_path(path)}", highlight=False, soft_wrap=True)
+                      f"({counts}; {inside:,} of the space's {imp.space.count_valid():,} valid configurations) "
+                      f"-> {shown_path(path)}", highlight=False, soft_wrap=True)
         if imp.n_constraint_violations:
             err_console.print(f"[yellow]warning:[/] {path.name}: {imp.n_constraint_violations} rows violate the "
                               "space's constraints", soft_wrap=True)
