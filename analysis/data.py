@@ -9,6 +9,7 @@ import numpy as np
 
 from bat.core.dataset import Dataset, Status
 from bat.core.errors import DatasetError, UnknownNameError
+from bat.core.gpus import gpu_vendor
 from bat.core.space import SearchSpace
 from bat.registry import DatasetEntry, dataset_entries
 
@@ -28,6 +29,10 @@ class BenchmarkData:
     def gpu_name(self, gpu: str) -> str:
         """Full GPU name for figures and tables (the id when the data has none)."""
         return self.datasets[gpu].meta.gpu_name or gpu.replace("_", " ")
+
+    def vendor(self, gpu: str) -> str:
+        """The GPU's vendor (bat.core.gpus), "" when neither its id nor its name tells."""
+        return gpu_vendor(gpu, self.datasets[gpu].meta.gpu_name)
 
 
 def benchmarks_with_data(root: Path | None = None) -> list[str]:

@@ -86,15 +86,30 @@ def distribution_figure(benchmark: str, dists: Mapping[str, Distribution]) -> Fi
 
 
 def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -> Figure:
-    """Grouped bars: benchmark x GPU max speedup over median."""
+    """Grouped bars: benchmark x GPU max speedup over median.
+
+    Each benchmark's group holds only the GPUs with data on it, centred on its tick, one colour per GPU
+    across groups; the y axis turns logarithmic when the speedups span more than a factor of 10.
+    """
     benches = list(values)
     gpus = sorted({g for v in values.values() for g in v})
+    colours = {g: f"C{k % 10}" for k, g in enumerate(gpus)}
     fig, ax = _figure((3 + 1.8 * len(benches), 4))
-    width = 0.8 / max(1, len(gpus))
-    for k, g in enumerate(gpus):
-        ys = [values[b].get(g, np.nan) for b in benches]
-        ax.bar(np.arange(len(benches)) + k * width, ys, width, label=g)
-    ax.set_xticks(np.arange(len(benches)) + width * (len(gpus) - 1) / 2, benches)
+    width = 0.8 / max(1, max((len(v) for v in values.values()), default=1))
+    drawn: set[str] = set()
+    for i, b in enumerate(benches):
+        present = [g for g in gpus if g in values[b]]
+        for k, g in enumerate(present):
+            ax.bar(i + (k - (len(present) - 1) / 2) * width, values[b][g], width, color=colours[g],
+                   label=None if g in drawn else g)
+            drawn.add(g)
+    ax.set_xticks(np.arange(len(benches)), benches)
+    finite = [v for bv in values.values() for v in bv.values() if np.isfinite(v) and v > 0]
+    if finite and max(finite) / min(finite) > 10:
+        from matplotlib.ticker import FuncFormatter
+
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.set_ylabel("max speedup over median (x)")
     set_title(ax, f"Max speedup over median ({definition})")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU", title_fontsize=8)
@@ -179,7 +194,9 @@ def portability_figure(benchmark: str, port: Portability, names: Mapping[str, st
     n = len(port.gpus)
     if n < 2:
         return None
-    labels = [textwrap.fill((names or {}).get(g, g), 16) for g in port.gpus]
+    vendors = port.vendors or [""] * n
+    labels = [textwrap.fill((names or {}).get(g, g), 16) + (f"\n({v})" if v else "") for g, v in zip(
+        port.gpus, vendors, strict=True)]
     fig, ax = _figure((2.6 + 1.3 * n, 1.8 + 1.1 * n))
     masked = np.ma.masked_invalid(port.matrix * 100)
     ax.set_facecolor("lightgrey")
@@ -198,8 +215,64 @@ def portability_figure(benchmark: str, port: Portability, names: Mapping[str, st
     ax.set_yticks(range(n), labels, fontsize=8)
     ax.set_xlabel("run on GPU")
     ax.set_ylabel("tuned on GPU")
-    set_title(ax, f"{benchmark}: performance portability")
+    boundaries = [k for k in range(1, n) if vendors[k] != vendors[k - 1]]
+    for k in boundaries:  # vendor boundaries: the off-diagonal blocks are cross-vendor portability
+        ax.axhline(k - 0.5, color="red", lw=2.5)
+        ax.axvline(k - 0.5, color="red", lw=2.5)
+    set_title(ax, f"{benchmark}: performance portability"
+              + (" (red lines: vendor boundaries)" if boundaries else ""))
     fig.colorbar(im, ax=ax, label="relative performance (%)")
+    return fig
+
+
+#: bar colours of the vendors in the tuning-impact figure (NVIDIA green, AMD red, unknown grey)
+VENDOR_COLOURS = {"NVIDIA": "#76b900", "AMD": "#c8102e", "": "#8c8c8c"}
+
+
+def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float | None]],
+                         vendors: Mapping[str, str]) -> Figure:
+    """Max speedup of each GPU's best configuration over its median one and over the default one.
+
+    ``impact``: per GPU name, ``over_median`` and ``over_default`` (None: no measured default, shown as
+    "n/a"). Bars are coloured by vendor (``vendors``, per GPU name), the two speedups told apart by hatching;
+    the y axis is logarithmic (speedups span orders of magnitude across vendors).
+    """
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter
+
+    plt = pyplot()
+    gpus = list(impact)
+    fig = plt.figure(figsize=(max(4.8, 1.1 * len(gpus) + 1.8), 3.8), layout="constrained")
+    plt.close(fig)
+    ax = fig.subplots()
+    width = 0.38
+    for k, (key, hatch) in enumerate((("over_median", ""), ("over_default", "///"))):
+        for i, g in enumerate(gpus):
+            value = impact[g][key]
+            x = i + (k - 0.5) * width
+            colour = VENDOR_COLOURS.get(vendors.get(g, ""), VENDOR_COLOURS[""])
+            if value is None:
+                ax.text(x, 1.0, "n/a", ha="center", va="bottom", fontsize=7, rotation=90)
+                continue
+            ax.bar(x, value, width, color=colour, hatch=hatch, edgecolor="black", linewidth=0.6)
+            ax.text(x, value, f"{value:.3g}", ha="center", va="bottom", fontsize=7)
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.set_xlim(-0.6, len(gpus) - 0.4)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xticks(range(len(gpus)), [textwrap.fill(g, 12) for g in gpus], fontsize=7)
+    ax.set_ylabel("max speedup of the best configuration")
+    present = [v for v in VENDOR_COLOURS if v and v in set(vendors.values())]
+    handles = [Patch(facecolor=VENDOR_COLOURS[v], edgecolor="black", label=v) for v in present]
+    handles += [Patch(facecolor="white", edgecolor="black", label="over the median configuration"),
+                Patch(facecolor="white", edgecolor="black", hatch="///", label="over the default configuration")]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    missing = any(impact[g]["over_default"] is None for g in gpus)
+    ax.set_title(f"{benchmark}: tuning impact per GPU"
+                 + ("\n(n/a: the default configuration has no measurement)" if missing else ""), fontsize=9)
+    ax.grid(axis="y", alpha=0.3, which="both")
     return fig
 
 
@@ -222,6 +295,11 @@ def plot_centrality(benchmark: str, results: Mapping[str, Centrality], path: Pat
 
 def plot_importance(benchmark: str, results: Mapping[str, Importance], path: Path) -> Path:
     return save_figure(importance_figure(benchmark, results), path)
+
+
+def plot_tuning_impact(benchmark: str, impact: Mapping[str, Mapping[str, float | None]],
+                       vendors: Mapping[str, str], path: Path) -> Path:
+    return save_figure(tuning_impact_figure(benchmark, impact, vendors), path)
 
 
 def plot_portability(benchmark: str, port: Portability, path: Path,

@@ -37,7 +37,7 @@ from bat.analysis.portability import portability_matrix
 from bat.analysis.report_md import markdown
 from bat.analysis.score import aggregate, run_curve, score_runs, target_baseline
 from bat.analysis.sizes import size_row
-from bat.analysis.speedup import DEFINITIONS, max_speedup_over_median
+from bat.analysis.speedup import DEFINITIONS, max_speedup_over_median, speedup_over_default
 from bat.analysis.surrogate import surrogate_fitness
 from bat.core.atomic import write_text
 from bat.core.errors import UnknownNameError
@@ -119,6 +119,13 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
         check = published.check_speedup(b, g, both["all"]["value"])
         if check:
             out["checks"].append(check)
+    out["speedup"]["over_default"] = {g: speedup_over_default(d, d.meta.load_benchmark().raw.get("default")).to_dict()
+                                      for g, d in data.datasets.items()}
+    out["vendors"] = {g: data.vendor(g) for g in gpus}
+    impact = {data.gpu_name(g): {"over_median": out["speedup"]["values"][g][settings.speedup_definition]["value"],
+                                 "over_default": out["speedup"]["over_default"][g]["value"]} for g in gpus}
+    figs["tuning_impact"] = plots.plot_tuning_impact(
+        b, impact, {data.gpu_name(g): v for g, v in out["vendors"].items()}, figures / f"{b}_tuning_impact")
 
     out["convergence"] = {}
     for i, g in enumerate(data.datasets):
@@ -160,7 +167,7 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
             b, {data.gpu_name(g): imp for g, imp in imps.items()}, figures / f"{b}_importance")
 
     progress("portability", 0.0)
-    port = portability_matrix(data.datasets)
+    port = portability_matrix(data.datasets, {g: data.vendor(g) for g in gpus})
     out["portability"] = port.to_dict()
     for i, r in enumerate(port.gpus):
         for j, c in enumerate(port.gpus):

@@ -84,15 +84,22 @@ def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out
     b = r["benchmark"]
     mark = {g: FLAG if g in r["flagged"] else "" for g in r["gpus"]}
     lines = [f"## {b}", "",
-             f"| GPU | valid | speedup ({speedup}) | n90 ({definition}) | n95 ({definition}) | n90 ({other}) | "
-             f"n95 ({other}) | noise-aware optimum |", "|---|---|---|---|---|---|---|---|"]
+             f"| GPU | vendor | valid | speedup ({speedup}) | over default | n90 ({definition}) | "
+             f"n95 ({definition}) | n90 ({other}) | n95 ({other}) | noise-aware optimum |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for g, name in r["gpus"].items():
         reach = r["convergence"][g]["evaluations_to_reach"]
         n = r["noise"][g]
-        lines.append(f"| {name}{mark[g]} | {r['distribution'][g]['n_valid']} | "
-                     f"{_fmt(r['speedup']['values'][g][speedup]['value'])} | {reach[definition]['90']} | "
+        over_default = r["speedup"]["over_default"][g]["value"]
+        lines.append(f"| {name}{mark[g]} | {r['vendors'][g] or '?'} | {r['distribution'][g]['n_valid']} | "
+                     f"{_fmt(r['speedup']['values'][g][speedup]['value'])} | "
+                     f"{_fmt(over_default) if over_default is not None else 'n/a'} | {reach[definition]['90']} | "
                      f"{reach[definition]['95']} | {reach[other]['90']} | {reach[other]['95']} | "
                      f"{n['size']} within {n['slowest_over_best']:.4f} x the best |")
+    no_default = {r["speedup"]["over_default"][g]["reason"] for g in r["gpus"]} - {""}
+    if no_default:
+        lines += ["", "Over default: the best configuration's speedup over the space's default configuration; "
+                  "n/a: " + "; ".join(sorted(no_default)) + "."]
     lines += ["", f"n90/n95: evaluations random search needs until its exact {definition} relative performance "
                   f"reaches 90 % / 95 % ({CONVERGENCE[definition]}); the {other} is given beside it. Both exact "
                   "(hypergeometric order statistics, drawing without replacement from the valid configurations).",
@@ -139,4 +146,11 @@ def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out
         lines += ["Portability (tuned on row, run on column, %): "
                   + "; ".join(f"{k} {_fmt(v * 100, 1) if isinstance(v, float) else v}"
                               for k, v in r["portability"]["cells"].items()), ""]
+        across = r["portability"].get("across_vendors") or {}
+        if across:
+            lines += ["Across vendors (tuned on one vendor's GPU, run on the other's): " + "; ".join(
+                f"{k.replace('->', ' to ')}: mean {_fmt(v['mean'] * 100, 1)} %, worst {_fmt(v['worst'] * 100, 1)} %"
+                if v["mean"] is not None else f"{k.replace('->', ' to ')}: no cell measured"
+                for k, v in across.items()) + " (empty cells: "
+                + ", ".join(f"{k} {v['empty']} of {v['cells']}" for k, v in across.items()) + ").", ""]
     return lines

@@ -14,6 +14,7 @@ from typing import Any
 
 from bad_input_builders import (
     PNPOLY_DATA,
+    ROOT,
     baseline,
     cache,
     command,
@@ -55,6 +56,9 @@ IMPORT_GZ = ("import", "in.json.gz", "-o", "out.parquet")
 HUGE = json.dumps({"name": "huge", "constraints": [], "problem_size": {},
                    "parameters": [{"name": f"p{i}", "values": list(range(1000))} for i in range(7)]})
 NOT_UTF8 = b'{"name": "caf\xe9", "parameters": []}'
+HUB = ROOT / "tests" / "fixtures" / "benchmark_hub"
+HUB_FOLDER = {f"convolution_milo/{g}.json.gz": copy_of(HUB / "convolution_milo" / f"{g}.json.gz")
+              for g in ("A100", "MI250X")}
 
 CASES: list[Case] = [
     # usage: commands and options (typer)
@@ -410,6 +414,14 @@ CASES: list[Case] = [
     Case("kt-benchmark-name-unsafe", (*IMPORT, "-b", "../x"), "'../x'", {"in.json": cache()}),
     Case("kt-out-exists", IMPORT, "out.parquet", {"in.json": cache(), "out.parquet": "old"}),
     Case("kt-out-folder", ("import", "in.json", "-o", "sub"), "sub", {"in.json": cache(), "sub/x": "x"}),
+    # importers: a folder in the FAIR Benchmark Hub's layout
+    Case("hub-folder-not-a-cache", ("import", "convolution_milo", "-o", "out"), "notes.json",
+         {**HUB_FOLDER, "convolution_milo/notes.json": '{"title": "not data"}', "out/.keep": ""}),
+    Case("hub-folder-other-parameters", ("import", "convolution_milo", "-o", "out"), "A4000.json.gz",
+         {**HUB_FOLDER, "convolution_milo/A4000.json.gz": copy_of(HUB / "dedispersion_milo" / "A100.json.gz"),
+          "out/.keep": ""}),
+    Case("hub-folder-unknown-benchmark", ("import", "my_kernel", "-o", "out"), "my_kernel",
+         {"my_kernel/A100.json.gz": copy_of(HUB / "convolution_milo" / "A100.json.gz"), "out/.keep": ""}),
     # importers: T4
     Case("t4-results-empty", IMPORT, "results", {"in.json": t4(setitem("results", []))}),
     Case("t4-results-not-list", IMPORT, "in.json", {"in.json": t4(setitem("results", {}))}),

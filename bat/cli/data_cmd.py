@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from bat.core.atomic import check_output, write_text
+from bat.core.errors import DatasetError
 
 
 class Format(StrEnum):
@@ -19,8 +20,9 @@ class Format(StrEnum):
 
 
 def import_(
-    file: Path = typer.Argument(..., help="Kernel Tuner cache (.json/.json.gz), T4 or KTT JSON; or a T1 "
-                                          "space file alone."),
+    file: Path = typer.Argument(..., help="Kernel Tuner cache (.json/.json.gz), T4 or KTT JSON; a folder in the "
+                                          "FAIR Benchmark Hub's layout (<kernel>/<GPU>.json.gz: one dataset per "
+                                          "file, the GPU from the file name); or a T1 space file alone."),
     benchmark: str = typer.Option(None, "--benchmark", "-b",
                                   help="The space the data belongs to: a benchmark name or a space file (ours or "
                                        "T1) by path; or a new benchmark's name. Default: the benchmark whose "
@@ -28,7 +30,8 @@ def import_(
                                        "named after the file."),
     gpu: str = typer.Option(None, "--gpu", help="GPU id (default: from the file's device name)."),
     out: Path = typer.Option(None, "--out", "-o",
-                             help="Dataset file (default <data folder>/datasets/<bench>_<gpu>.parquet)."),
+                             help="Dataset file (default <data folder>/datasets/<bench>_<gpu>.parquet); for a "
+                                  "folder, the folder for its <bench>_<gpu>.parquet files."),
     force: bool = typer.Option(False, "--force", help="Replace an existing file at --out."),
     source: str = typer.Option("", "--source", help="Where the data comes from (kept as provenance)."),
     licence: str = typer.Option("", "--licence", help="The data's licence notice."),
@@ -41,6 +44,9 @@ def import_(
     from bat.formats.importing import import_file, space_dict
     from bat.formats.kerneltuner import read_json
 
+    if file.is_dir():
+        _import_folder(file, benchmark, out, force, source, licence, notes)
+        return
     if is_t1(read_json(file)):
         _import_space(file, out, force)
         return
@@ -83,6 +89,41 @@ def import_(
     if imp.benchmark is None:
         write_text(space_path, json.dumps(space_dict(imp.space), indent=2) + "\n", overwrite=force)
         console.print(f"inferred space (kept in the dataset too) written to {shown_path(space_path)}")
+
+
+def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,
+                   notes: str) -> None:
+    """A folder in the hub's layout: every file read and checked, then one dataset per GPU written."""
+    from bat.cli.console import console, err_console, shown_path
+    from bat.core.userdata import check_writable, dataset_file
+    from bat.formats.folder import import_folder
+
+    result = import_folder(folder, benchmark=benchmark, source=source, licence=licence)
+    targets = []
+    for imp in result.imported:
+        meta = imp.dataset.meta
+        path = out / f"{meta.benchmark}_{meta.gpu}.parquet" if out else dataset_file(meta.benchmark, meta.gpu)
+        if path in targets:
+            raise DatasetError(f"{folder}: two files give dataset {path.name} (GPU {meta.gpu})")
+        check_output(check_writable(path), overwrite=force, what="--out")
+        targets.append(path)
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    for imp, path in zip(result.imported, targets, strict=True):
+        ds = imp.dataset
+        ds.meta.n_expected = len(ds.frame)
+        ds.meta.notes = notes or ds.meta.notes
+        ds.save(path, overwrite=force)
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(ds.frame["status"].value_counts().to_dict().items()))
+        inside = len(ds.frame) - imp.n_constraint_violations
+        console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {ds.meta.benchmark} on {ds.meta.gpu} "
+                      f"({counts}; {inside:,} of the space's {imp.space.count_valid():,} valid configurations) "
+                      f"-> {shown_path(path)}", highlight=False, soft_wrap=True)
+        if imp.n_constraint_violations:
+            err_console.print(f"[yellow]warning:[/] {path.name}: {imp.n_constraint_violations} rows violate the "
+                              "space's constraints", soft_wrap=True)
+    for line in result.skipped:
+        console.print(f"skipped {line}", highlight=False, soft_wrap=True)
 
 
 def _import_space(file: Path, out: Path | None, force: bool) -> None:

@@ -76,6 +76,8 @@ class DatasetMeta:
     space_hash: str
     gpu: str
     gpu_name: str = ""
+    #: where ``gpu`` and ``gpu_name`` came from (the file's device name, --gpu, the file name, ...)
+    gpu_source: str = ""
     problem_size: dict[str, Any] = field(default_factory=dict)
     input_recipe: dict[str, Any] = field(default_factory=dict)
     driver: str = ""

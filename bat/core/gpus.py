@@ -1,15 +1,70 @@
-"""CUDA core counts: cores per streaming multiprocessor by compute capability, and known GPUs.
+"""GPU facts: CUDA cores per streaming multiprocessor by compute capability, and the known GPUs' specifications.
 
 A GPU's CUDA core count is its SM count times the FP32 cores of one SM of
 its compute capability (NVIDIA's CUDA programming guide tables). The live
 backend reads the SM count and compute capability from the device; replayed
 data names its GPU by short id, whose SM count is listed here for the GPUs
 of the shipped data (and a few common ones).
+
+``gpu_specs.json`` beside this module holds the public specifications of the
+shipped data's GPUs (vendor, architecture, compute units, peak memory
+bandwidth, L2 size), each figure with its source; ``gpu_facts`` reads it.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
 from bat.core.errors import BackendError, UnknownNameError
+
+SPECS_FILE = Path(__file__).with_name("gpu_specs.json")
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """One GPU's public specification (``sources`` names the source of each figure)."""
+
+    gpu: str
+    name: str
+    vendor: str  # "NVIDIA" or "AMD"
+    architecture: str
+    compute_capability: str  # "" for AMD
+    compute_units: int  # SMs (NVIDIA) or CUs (AMD)
+    memory_bandwidth_gbs: float
+    l2_bytes: int
+    sources: dict[str, str] = field(default_factory=dict)
+    notes: str = ""
+
+
+@cache
+def all_gpu_facts() -> dict[str, GpuFacts]:
+    """Every GPU of ``gpu_specs.json``, by short id."""
+    raw = json.loads(SPECS_FILE.read_text(encoding="utf-8"))
+    return {gpu: GpuFacts(gpu=gpu, **entry) for gpu, entry in raw.items() if not gpu.startswith("_")}
+
+
+def gpu_facts(gpu: str) -> GpuFacts | None:
+    """The specification of a GPU named by short id (``A100``, ``MI250X``), None when it is not listed."""
+    return all_gpu_facts().get(gpu)
+
+
+#: words of a device name that tell its vendor, for GPUs not in gpu_specs.json
+_VENDOR_WORDS = {"NVIDIA": ("nvidia", "geforce", "quadro", "tesla", "rtx", "gtx"),
+                 "AMD": ("amd", "radeon", "instinct")}
+
+
+def gpu_vendor(gpu: str, name: str = "") -> str:
+    """The vendor ("NVIDIA", "AMD") of a GPU by short id, else by words of its device name; "" when unknown."""
+    facts = gpu_facts(gpu)
+    if facts:
+        return facts.vendor
+    words = f"{name} {gpu}".lower().replace("_", " ").split()
+    found = [v for v, keys in _VENDOR_WORDS.items() if any(w in keys for w in words)]
+    return found[0] if len(found) == 1 else ""
+
 
 #: FP32 CUDA cores per SM, by compute capability major (a minor listed separately overrides)
 CORES_PER_SM: dict[str, int] = {
@@ -18,8 +73,7 @@ CORES_PER_SM: dict[str, int] = {
 }
 #: short GPU id -> (SM count, compute capability)
 KNOWN_GPUS: dict[str, tuple[int, str]] = {
-    "RTX_2080_Ti": (68, "7.5"), "RTX_Titan": (72, "7.5"), "RTX_3090": (82, "8.6"),
-    "RTX_3060_laptop": (30, "8.6"), "A100": (108, "8.0"), "A4000": (48, "8.6"),
+    **{g: (f.compute_units, f.compute_capability) for g, f in all_gpu_facts().items() if f.vendor == "NVIDIA"},
     "H100_PCIe": (114, "9.0"), "H100_SXM": (132, "9.0"), "H200": (132, "9.0"),
 }
 

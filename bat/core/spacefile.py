@@ -20,7 +20,7 @@ from bat.core.t1 import is_t1, name_from_file, t1_to_space
 
 REQUIRED = ("name", "parameters", "constraints", "problem_size")
 OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "emulation_problem_size", "launch",
-            "kernel", "command", "published")
+            "kernel", "command", "published", "default")
 SIZES = ("small_problem_size", "emulation_problem_size")
 
 
@@ -104,6 +104,17 @@ class _Checker:
             for k, dim in enumerate(dims):
                 self.typed(dim, str | int, f"launch.{key}[{k}]", "an expression string")
 
+    def default(self, raw: Any, parameters: list[Parameter]) -> None:
+        """The default configuration: one value of each parameter (it may violate a constraint)."""
+        self.typed(raw, dict, "default", "an object of parameter values")
+        for p in parameters:
+            if p.name not in raw:
+                raise self.fail("default", f"missing parameter {p.name!r}")
+            if raw[p.name] not in p.values:
+                raise self.fail(f"default.{p.name}", f"{raw[p.name]!r} is not one of the values {list(p.values)}")
+        if extra := sorted(set(raw) - {p.name for p in parameters}):
+            raise self.fail(f"default.{extra[0]}", "not a parameter")
+
     def published(self, raw: Any, n_constraints: int) -> None:
         self.typed(raw, dict, "published", "an object")
         for key, kind, what in (("cardinality", int, "an integer"),
@@ -162,6 +173,8 @@ def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Co
         check.launch(raw["launch"])
     if "published" in raw:
         check.published(raw["published"], len(constraints))
+    if "default" in raw:
+        check.default(raw["default"], parameters)
     return parameters, constraints
 
 

@@ -4,7 +4,9 @@ A T1 file describes a tuning problem: ``ConfigurationSpace.TuningParameters``
 (Name, Type, Values), ``ConfigurationSpace.Conditions`` (Python-like boolean
 expressions over the parameters), ``KernelSpecification`` (kernel name and
 file, language, problem size, launch sizes, arguments) and optional
-``General``, ``BenchmarkConfig``, ``Search``, ``Budget`` sections.
+``General``, ``BenchmarkConfig``, ``Search``, ``Budget`` sections. A
+parameter's ``Default`` (a value or a one-element list) becomes the space's
+``default`` configuration when every parameter has one among its values.
 
 Reading. In files found in the wild, ``Values`` is a string holding a Python
 expression that builds the list (``"[16, 32, 64]"``, ``"[1, 2] +
@@ -217,12 +219,16 @@ def t1_to_space(raw: Any, source: str, name: str) -> dict[str, Any]:
     params = space.get("TuningParameters")
     if not isinstance(params, list) or not params:
         raise SpaceSpecError(f"{source}: ConfigurationSpace.TuningParameters: expected a non-empty list")
-    parameters = []
+    parameters, default = [], {}
     for i, p in enumerate(params):
         where = f"{source}: ConfigurationSpace.TuningParameters[{i}]"
         if not isinstance(p, dict) or not {"Name", "Values"} <= set(p):
             raise SpaceSpecError(f"{where}: expected an object with Name, Type and Values")
         parameters.append({"name": p["Name"], "values": t1_values(p["Values"], str(p.get("Type", "int")), where)})
+        value = p.get("Default")
+        value = value[0] if isinstance(value, list) and len(value) == 1 else value
+        if value in parameters[-1]["values"]:
+            default[str(p["Name"])] = value
     names = [str(p["name"]) for p in parameters]
     conditions = space.get("Conditions") or []
     if not isinstance(conditions, list):
@@ -243,8 +249,11 @@ def t1_to_space(raw: Any, source: str, name: str) -> dict[str, Any]:
     kept = {k: raw[k] for k in ("General", "KernelSpecification", "BenchmarkConfig", "Search", "Budget") if k in raw}
     kernel = {"name": str(kernel_spec.get("KernelName", name)), "language": str(kernel_spec.get("Language", "")),
               "source": str(kernel_spec.get("KernelFile", "")), "t1": kept}
-    return {"name": name, "description": f"T1 search space of kernel {kernel['name']} ({Path(source).name})",
-            "parameters": parameters, "constraints": constraints, "problem_size": problem_size, "kernel": kernel}
+    out = {"name": name, "description": f"T1 search space of kernel {kernel['name']} ({Path(source).name})",
+           "parameters": parameters, "constraints": constraints, "problem_size": problem_size, "kernel": kernel}
+    if len(default) == len(parameters):  # a default configuration only when every parameter has a valid one
+        out["default"] = default
+    return out
 
 
 def _block_limit(parameters: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -293,8 +302,9 @@ def space_to_t1(raw: Mapping[str, Any], *, kernel_file: str | None = None) -> di
     """A T1 document for a validated space-file dict (``kernel_file``: where the kernel source lies)."""
     fixed = {**raw.get("problem_size", {}), **raw.get("constants", {})}
     names = [p["name"] for p in raw["parameters"]]
+    default = raw.get("default") or {}
     params = [{"Name": p["name"], "Type": _type_of(list(p["values"])), "Values": repr(list(p["values"])),
-               "Default": p["values"][0]} for p in raw["parameters"]]
+               "Default": default.get(p["name"], p["values"][0])} for p in raw["parameters"]]
     conditions = []
     for c in raw.get("constraints", []):
         expr = python_expression(c["expr"], fixed)

@@ -15,6 +15,12 @@ cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
   ``_<GPU>``; the GPU is a T4 file's ``metadata.gpu`` or an id derived from
   the device name, with a warning when there is none. Names given as names
   must be safe in file names (bat.core.userdata), else an error names the field.
+  ``DatasetMeta.gpu_source`` says where the GPU came from; a file that names
+  no device takes its GPU name from the GPU facts (bat.core.gpus) of the GPU
+  given.
+- a warning when the space is inferred, has no constraints and holds more
+  configurations than the file: the file's value lists then admit
+  configurations the tuner never measured, and the T1 file gives the real space.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import pandas as pd
 from bat.core.benchmark import Benchmark, benchmark_from_dict, benchmark_names, load_benchmark
 from bat.core.dataset import Dataset, DatasetMeta
 from bat.core.errors import DatasetError, SpaceMismatchError, UnsafeNameError
+from bat.core.gpus import gpu_facts
 from bat.core.space import SearchSpace
 from bat.core.t1 import is_t1
 from bat.core.userdata import safe_name
@@ -86,7 +93,9 @@ def _read(path: Path) -> _Read:
     if is_t1(raw):
         raise DatasetError(f"{path}: a T1 file describes a search space and holds no measurements; import "
                            f"data with it as `bat import DATA --benchmark {path}`")
-    raise DatasetError(f"{path}: neither a Kernel Tuner cache, a T4 file nor KTT output")
+    keys = sorted(raw)[:8] if isinstance(raw, dict) else type(raw).__name__
+    raise DatasetError(f"{path}: neither a Kernel Tuner cache (keys 'tune_params_keys' and 'cache'), a T4 file "
+                       f"('results') nor KTT output; the file has {keys}")
 
 
 def import_file(
@@ -96,12 +105,15 @@ def import_file(
     gpu: str | None = None,
     source: str = "",
     licence: str = "",
+    gpu_source: str = "",
 ) -> Imported:
-    """Import a Kernel Tuner cache, T4 or KTT file as a dataset (see the module docstring)."""
+    """Import a Kernel Tuner cache, T4 or KTT file as a dataset (see the module docstring).
+
+    ``gpu_source`` says where a given ``gpu`` came from (default: ``--gpu``)."""
     path = Path(path)
     read = _read(path)
     warnings: list[str] = []
-    gpu = _gpu(read, gpu, path, warnings)
+    gpu, found = _gpu(read, gpu, path, warnings)
     bench, name = _space(read, benchmark, path, gpu, warnings)
     frame, meta = read.frame, read.meta
     if bench is not None:
@@ -111,11 +123,17 @@ def import_file(
     else:
         meta.space = _inferred(read, name, path)
         space = benchmark_from_dict(meta.space, path).space
+        if not space.constraints and space.cardinality > len(frame):
+            warnings.append(f"{path.name}: the space inferred from the file has no constraints and "
+                            f"{space.cardinality:,} configurations, the file {len(frame):,}; give the space "
+                            f"the data was tuned on with --benchmark (a benchmark name, or its T1 file: "
+                            f"`bat import {path.name} --benchmark KERNEL.json`)")
     _check_values(frame, space, str(path))
     meta.benchmark, meta.space_hash, meta.gpu = space.name, space.space_hash, gpu
-    meta.gpu_name = meta.gpu_name or read.device
-    if "kt_timestamp" in frame.columns and not meta.date:
-        stamps = frame["kt_timestamp"].dropna().astype(str).str[:10]
+    _name_gpu(meta, read, gpu, gpu_source if found == "--gpu" and gpu_source else found)
+    stamp_column = next((c for c in ("kt_timestamp", "t4_timestamp") if c in frame.columns), None)
+    if stamp_column and not meta.date:
+        stamps = frame[stamp_column].dropna().astype(str).str[:10]
         if len(stamps):
             meta.date = stamps.min() if stamps.min() == stamps.max() else f"{stamps.min()} to {stamps.max()}"
     meta.source = source or meta.source or f"imported from {path.name} ({read.format})"
@@ -125,17 +143,32 @@ def import_file(
     return Imported(dataset, space, bench, read.format, int((~valid).sum()), warnings)
 
 
-def _gpu(read: _Read, given: str | None, path: Path, warnings: list[str]) -> str:
+def _gpu(read: _Read, given: str | None, path: Path, warnings: list[str]) -> tuple[str, str]:
+    """The GPU id and where it came from."""
     if given:
-        return safe_name(given, "--gpu")
+        return safe_name(given, "--gpu"), "--gpu"
     if read.named_gpu:
-        return safe_name(str(read.named_gpu), f"{path}: metadata.gpu")
+        return safe_name(str(read.named_gpu), f"{path}: metadata.gpu"), "metadata.gpu in the file"
     derived = kerneltuner.gpu_id(read.device)
     if derived.lower() in ("", "unknown", UNKNOWN_GPU, "none"):
         warnings.append(f"{path.name} names no GPU (device name {read.device!r}); "
                         f"the dataset's GPU is {UNKNOWN_GPU!r} (give --gpu NAME)")
-        return UNKNOWN_GPU
-    return derived
+        return UNKNOWN_GPU, "none: the file names no device"
+    return derived, "the file's device name"
+
+
+def _name_gpu(meta: DatasetMeta, read: _Read, gpu: str, found: str) -> None:
+    """Set the GPU's name and ``gpu_source``: the file's device name, else the GPU facts' name of ``gpu``."""
+    meta.gpu_name = meta.gpu_name or read.device
+    facts = gpu_facts(gpu)
+    if meta.gpu_name:
+        meta.gpu_source = f"GPU {gpu} from {found}; name {meta.gpu_name!r} from the file's device name"
+    elif facts is not None:
+        meta.gpu_name = facts.name
+        meta.gpu_source = (f"GPU {gpu} from {found}; the file names no device, name {facts.name!r} from "
+                           "the GPU facts (bat/core/gpu_specs.json)")
+    else:
+        meta.gpu_source = f"GPU {gpu} from {found}; the file names no device"
 
 
 def _space(read: _Read, given: str | None, path: Path, gpu: str, warnings: list[str]

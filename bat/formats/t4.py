@@ -10,7 +10,8 @@ objective and any counters), plus ``schema_version`` and ``metadata``. Only
 
 Units: the objective measurement's unit decides the scale of the entry's
 times; an empty or missing unit falls back to ``metadata.timeunit`` (Kernel
-Tuner writes it), then to milliseconds. Columns hold milliseconds.
+Tuner writes it, for years spelled ``"miliseconds"``: read as milliseconds), then to
+milliseconds. Columns hold milliseconds.
 
 Lossless round trip (T4 -> dataset -> T4): what the dataset has no column
 for (unknown keys, a non-canonical invalidity spelling, correctness,
@@ -54,7 +55,8 @@ STATUS_INVALIDITY = {v: k for k, v in INVALIDITY_STATUS.items()}
 STATUS_INVALIDITY[Status.MISSING] = "runtime"
 UNIT_TO_MS = {"milliseconds": 1.0, "millisecond": 1.0, "ms": 1.0, "microseconds": 1e-3, "microsecond": 1e-3,
               "us": 1e-3, "µs": 1e-3, "seconds": 1e3, "second": 1e3, "s": 1e3, "nanoseconds": 1e-6,
-              "nanosecond": 1e-6, "ns": 1e-6}
+              "nanosecond": 1e-6, "ns": 1e-6,
+              "miliseconds": 1.0}  # sic: Kernel Tuner's T4 converter wrote this spelling until 2024
 OBJECTIVE = "time"
 COMPILE_KEYS = ("compilation_time", "compilation")
 #: times keys with a core column (besides runtimes and the compile time)
