@@ -69,13 +69,17 @@ def dataset_file(benchmark: str, gpu: str, *, folder: Path | None = None,
     return (folder or datasets_dir()) / name
 
 
+#: the distribution that installs the ``bat`` namespace (the name ``bat`` on PyPI is another project's)
+DISTRIBUTION = "bat-autotune"
+
+
 @cache
 def _installed_dirs() -> tuple[Path, ...]:
     """Top-level folders of an installed (non-editable) BAT distribution; none for a source checkout."""
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:
-        dist = distribution("bat")
+        dist = distribution(DISTRIBUTION)
     except PackageNotFoundError:
         return ()
     direct = dist.read_text("direct_url.json")
