@@ -51,7 +51,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "registry": frozenset({"core", "registry"}),
     "testing": frozenset({"core", "testing"}),
     "protocol": frozenset({"core", "registry", "protocol"}),
-    "run": frozenset({"core", "formats", "toolchain", "backends", "registry", "analysis", "run"}),
+    "run": frozenset({"core", "toolchain", "backends", "registry", "analysis", "run"}),
     "tuner_adapters": frozenset({"core", "registry", "protocol", "tuner_adapters"}),
     "benchmarks": frozenset({"core", "benchmarks"}),
     "analysis": frozenset({"core", "registry", "analysis"}),

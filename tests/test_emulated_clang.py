@@ -17,9 +17,10 @@ import shutil
 import pytest
 from kernel_configs import CONFIGS
 from test_emulated_broken import VARIANTS
-from test_emulated_kernels import session_for
 
 from bat.backends.emulated.selection import ci_selection
+from bat.backends.emulated.session import EmulatedSession
+from bat.core.benchmark import load_benchmark
 
 CLANG = shutil.which("clang++")
 pytestmark = [
@@ -28,6 +29,11 @@ pytestmark = [
                        reason="clang++ is not installed (.ci/run installs Debian's clang package)"),
 ]
 KERNELS = ("convolution", "pnpoly")
+
+
+def session_for(name: str) -> EmulatedSession:
+    bench = load_benchmark(name)
+    return EmulatedSession(bench, bench.size("emulation"))
 
 
 @pytest.fixture(autouse=True)

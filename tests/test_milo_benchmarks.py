@@ -14,7 +14,6 @@ import json
 
 import numpy as np
 import pytest
-from bat.formats.t1 import t1_to_space
 from kernel_configs import CONFIGS
 
 from bat.backends.emulated.edges import EdgeSessions
@@ -25,6 +24,7 @@ from bat.core.benchmark import load_benchmark
 from bat.core.dataset import Status
 from bat.core.errors import BackendError
 from bat.core.spacefile import space_from_dict
+from bat.core.t1 import t1_to_space
 
 MILO = {"convolution_milo": 4362, "dedispersion_milo": 11130}  # the hub's brute-force caches hold these
 

@@ -52,8 +52,10 @@ namespace {
 // floating-point control words and swap stack pointers; elsewhere ucontext does it. Hand-
 // written because glibc's swapcontext makes a system call at every switch, and
 // AddressSanitizer's interceptor of it clears the shadow of the whole target stack: together
-// 30 times slower on the kernels' barriers.
-#if defined(__x86_64__)
+// 30 times slower on the kernels' barriers. Elsewhere (aarch64) the ucontext switch is used;
+// BAT_EMU_UCONTEXT forces it on x86-64 too, so that its cost can be measured here
+// (bench/fiber_switch.py; the figure is in the README).
+#if defined(__x86_64__) && !defined(BAT_EMU_UCONTEXT)
 struct Context {
     void* sp;
 };
