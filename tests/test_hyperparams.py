@@ -76,3 +76,38 @@ def test_cli_lists_options_and_refuses_an_undeclared_one(capsys: pytest.CaptureF
                  "--out", "unused.parquet"])
     err = capsys.readouterr().err
     assert code == 2 and "'nosuch'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_options_file_feeds_run_and_campaign(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bat.analysis.compare.campaign import RunSpec, TunerSpec
+    from bat.analysis.compare.study import plan_campaign
+    from bat.cli import main
+    from bat.core.hyperparams import read_options_file, write_options_file
+
+    path = tmp_path / "best.json"
+    write_options_file(path, "reference:genetic", {"population": 8, "mutation_rate": 0.25})
+    assert read_options_file(path) == ("reference:genetic", ("mutation_rate=0.25", "population=8"))
+    c = plan_campaign(tuners=["reference:genetic", "reference:random"], benchmarks=["pnpoly"], budgets=[5],
+                      repeats=1, tuner_options=[str(path)])
+    built = c.tuners[0].build()
+    assert (built.population, built.mutation_rate) == (8, 0.25) and c.tuners[1].options == ()
+    plain = RunSpec(TunerSpec("g", "reference:genetic"), "pnpoly", "RTX_3090", 0, 1, (5,), 0, "replay")
+    tuned = RunSpec(c.tuners[0], "pnpoly", "RTX_3090", 0, 1, (5,), 0, "replay")
+    assert plain.run_id != tuned.run_id  # runs at the defaults keep the ids they had before options existed
+    assert plain.run_id == RunSpec(TunerSpec("g", "reference:genetic", ()), "pnpoly", "RTX_3090", 0, 1, (5,), 0,
+                                   "replay").run_id
+    trace = tmp_path / "t.parquet"
+    assert main(["run", "-t", "reference:genetic", "--tuner-options", str(path), "-b", "pnpoly", "-n", "5",
+                 "--out", str(trace)]) == 0
+    same = tmp_path / "same.parquet"
+    assert main(["run", "-t", "reference:genetic", "-O", "population=8", "-O", "mutation_rate=0.25", "-b", "pnpoly",
+                 "-n", "5", "--out", str(same)]) == 0
+    from bat.core.trace import read_trace
+
+    cols = ["between_method", "block_size_x", "tile_size", "use_method"]
+    assert read_trace(trace)[0][cols].equals(read_trace(same)[0][cols])
+    capsys.readouterr()
+    assert main(["run", "-t", "reference:random", "--tuner-options", str(path), "-b", "pnpoly", "-n", "5",
+                 "--out", str(tmp_path / "u.parquet")]) == 2
+    assert "written for tuner reference:genetic" in capsys.readouterr().err
+    assert not (tmp_path / "u.parquet").exists()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -128,3 +129,47 @@ def tuner_kwargs(params: Sequence[HyperParam], variant: Mapping[str, Any], setti
         else:
             out[key] = checked
     return out
+
+
+#: format tag of an options file (written by ``bat hypertune``, read by ``--tuner-options``)
+OPTIONS_FORMAT = "bat-tuner-options/1"
+
+
+def options_pairs(values: Mapping[str, Any]) -> tuple[str, ...]:
+    """Options as ``KEY=VALUE`` strings (values as JSON), the form ``-O`` takes."""
+    import json
+
+    return tuple(f"{k}={json.dumps(v)}" for k, v in sorted(values.items()))
+
+
+def read_options_file(path: str | Path) -> tuple[str, tuple[str, ...]]:
+    """(tuner name, ``KEY=VALUE`` pairs) of an options file; TunerError naming the file when malformed.
+
+    The file is JSON: ``{"format": "bat-tuner-options/1", "tuner": NAME, "options": {KEY: VALUE}}``.
+    The values are checked when the tuner is made (``make_tuner``), like ``-O``.
+    """
+    import json
+
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TunerError(f"--tuner-options {path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict) or data.get("format") != OPTIONS_FORMAT:
+        raise TunerError(f"--tuner-options {path}: not an options file (format must be {OPTIONS_FORMAT!r})")
+    tuner, options = data.get("tuner"), data.get("options")
+    if not isinstance(tuner, str) or not tuner or not isinstance(options, dict):
+        raise TunerError(f"--tuner-options {path}: needs a 'tuner' name and an 'options' object")
+    return tuner, options_pairs(options)
+
+
+def write_options_file(path: str | Path, tuner: str, values: Mapping[str, Any], note: str = "") -> None:
+    """Write an options file (see ``read_options_file``) atomically."""
+    import json
+
+    from bat.core.atomic import write_text
+
+    body = {"format": OPTIONS_FORMAT, "tuner": tuner, "options": dict(values)}
+    if note:
+        body["note"] = note
+    write_text(path, json.dumps(body, indent=2, sort_keys=True) + "\n")
