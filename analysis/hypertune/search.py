@@ -20,6 +20,7 @@ decreasing in the methodology score, so minimising it maximises the score.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
@@ -72,8 +73,6 @@ def next_batch(searcher: str, space: SearchSpace, settings: int, batch: int, see
 
     answers = _Answers(known, batch)
     problem = Problem(space=space, backend=answers, budget=Budget(max_evals=min(settings, space.count_valid())))
-    try:
+    with contextlib.suppress(_BatchFull):
         make_tuner(searcher).tune(problem, np.random.default_rng(seed))
-    except _BatchFull:
-        pass
     return answers.pending

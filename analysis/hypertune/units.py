@@ -33,7 +33,7 @@ AXIS = "evaluations"
 
 @dataclass(frozen=True)
 class Unit:
-    """A setting of ``tuner`` evaluated on ``datasets`` ((benchmark, GPU, file)) at ``budget``, ``repeats`` runs each."""
+    """A setting of ``tuner`` on ``datasets`` ((benchmark, GPU, file)) at ``budget``, ``repeats`` runs each."""
 
     tuner: str
     setting: tuple[tuple[str, Any], ...]  # sorted (option, value) pairs
@@ -81,9 +81,13 @@ def evaluate_unit(unit: Unit) -> dict[str, Any]:
 
 
 def _init(parent_pid: int) -> None:
-    from bat.analysis.compare.execute import _init_worker
+    """Worker initializer: the worker dies with the driver; Ctrl-C goes to the driver, which stops the pool."""
+    import signal
 
-    _init_worker(parent_pid)
+    from bat.core.lifetime import die_with_parent
+
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Executor:
