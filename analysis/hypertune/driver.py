@@ -201,8 +201,8 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
     first = evaluate([unit(defaults, p.split.train, p.repeats, p.seed, "search")], True)[0]
     tried[first["key"]] = first
     batch = p.batch or workers
-    while True:
-        configs = next_batch(p.searcher_tuner, space, p.settings, batch, p.seed, known)
+    while (left := p.settings + 1 - len(tried)) > 0:  # the defaults and ``settings`` more
+        configs = next_batch(p.searcher_tuner, space, p.settings, min(batch, left), p.seed, known)
         if not configs:
             break
         for r in evaluate([unit(setting_of(p.params, c), p.split.train, p.repeats, p.seed, "search")
@@ -214,8 +214,10 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
     best_result = max(scored, key=lambda r: (r["score"], r["key"] == first["key"]))
     best = dict(best_result["unit"]["setting"])
     final_seed = p.seed + 1  # fresh runs for the final comparison
-    finals = evaluate([unit(s, d, p.final_repeats, final_seed, "final")
-                       for d in (p.split.train, p.split.heldout) for s in (best, defaults)], False)
+    final_units = [unit(s, d, p.final_repeats, final_seed, "final")
+                   for d in (p.split.train, p.split.heldout) for s in (best, defaults)]
+    tally.total = tally.done + len(set(final_units))  # the best may be the defaults: one unit per set
+    finals = evaluate(final_units, False)
     final = {}
     for name, (b, d) in (("train", finals[0:2]), ("heldout", finals[2:4])):
         final[name] = {"best": _summary(b), "defaults": _summary(d),

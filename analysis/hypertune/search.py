@@ -10,7 +10,7 @@ searcher is run again from the start with the same seed, now answered with
 the true scores. Random and grid search do not look at the answers, so they
 propose exactly the same sequence either way; a model-based searcher (TPE)
 may leave a setting it was told a stand-in for, which stays evaluated and
-counts towards the number of settings tried. With ``batch`` 1 the searcher
+counts towards the number of settings tried (the driver stops at that number). With ``batch`` 1 the searcher
 sees only true scores. Rerunning from the stored scores is also what makes a
 killed hypertune resume where it stopped.
 

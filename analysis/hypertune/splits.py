@@ -80,8 +80,8 @@ def make_split(*, train: list[str] | None = None, heldout: list[str] | None = No
         twice = sorted({f"{b}/{g}" for b, g in keys if keys.count((b, g)) > 1})
         if twice:
             raise HypertuneError(f"{where}: {', '.join(twice)} appears twice")
-    both = {f"{b}/{g}" for b, g, _ in result.train} & {f"{b}/{g}" for b, g, _ in result.heldout}
-    both |= {f for *_, f in result.train} & {f for *_, f in result.heldout}
+    both = ({f"{b}/{g}" for b, g, _ in result.train} & {f"{b}/{g}" for b, g, _ in result.heldout}
+            or {f for *_, f in result.train} & {f for *_, f in result.heldout})
     if both:
         raise HypertuneError(f"--heldout: {sorted(both)[0]} is also in the training set")
     return result
