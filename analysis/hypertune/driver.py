@@ -53,7 +53,7 @@ class Plan:
     final_repeats: int = 10
     seed: int = 0
     points: int = 8
-    batch: int = 0  # settings proposed at a time (0: the number of workers)
+    batch: int = 0  # settings proposed at a time (0: the number of workers, or of the Dask cluster's threads)
 
     @property
     def searcher_tuner(self) -> str:
@@ -122,7 +122,7 @@ def hypertune(p: Plan, out: str | Path, *, workers: int = 1, scheduler: str | No
         store = UnitStore(out)
         executor = Executor(workers, scheduler)
         try:
-            outcome = _run(p, out, store, executor, max(1, workers), progress)
+            outcome = _run(p, out, store, executor, executor.slots, progress)
         except BaseException:
             executor.close(abort=True)
             store.close()

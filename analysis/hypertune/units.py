@@ -111,6 +111,14 @@ class Executor:
             self._pool = multiprocessing.get_context("spawn").Pool(processes=workers, initializer=_init,
                                                                    initargs=(os.getpid(),))
 
+    @property
+    def slots(self) -> int:
+        """Units that can run at once: the local workers, or the Dask cluster's worker threads."""
+        if self._client is not None:
+            workers = self._client.scheduler_info().get("workers", {})
+            return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
+        return max(1, self.workers)
+
     def run(self, units: list[Unit]) -> Generator[dict[str, Any], None, None]:
         """Results of ``units`` as they finish."""
         if self._client is not None:

@@ -38,7 +38,8 @@ def hypertune(
     repeats: int = typer.Option(5, "--repeats", "-r", help="Inner runs per training dataset and setting."),
     final_repeats: int = typer.Option(10, "--final-repeats", help="Runs per dataset of the final comparison."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the search and of the inner runs."),
-    batch: int = typer.Option(0, "--batch", help="Settings proposed at a time (0: the number of workers)."),
+    batch: int = typer.Option(0, "--batch", help="Settings proposed at a time (0: the workers, or the Dask "
+                                                 "cluster's threads)."),
     workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes (1: in this process)."),
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address: units run there."),
     out: Path = typer.Option(Path("hypertune-out"), "--out", "-o",
