@@ -181,3 +181,14 @@ def test_resumes_after_kill_minus_nine_without_repeating_finished_units(tmp_path
     assert done.reused == len(kept)  # every unit stored before the kill is reused, none run again
     assert done.executed + done.reused == len(_stored(out)) and kept <= _stored(out)
     assert 20 <= len(done.tried) <= 21  # the defaults, unless random search drew them too
+
+
+def test_a_setting_the_tuner_cannot_run_is_a_failed_unit_not_a_crash() -> None:
+    from bat.analysis.hypertune.units import evaluate_unit, make_unit
+
+    split = make_split(train=["pnpoly_RTX_3090"], heldout=[HELD])
+    bad = make_unit("reference:genetic", {"population": 10, "elite": 12}, split.train, 10, 2, 0, "search")
+    result = evaluate_unit(bad)  # elite >= population: the tuner refuses it when built
+    assert result["score"] is None and "elite" in result["error"]
+    good = evaluate_unit(make_unit("reference:genetic", {"population": 10}, split.train, 10, 2, 0, "search"))
+    assert good["score"] is not None and len(good["per_target"]["pnpoly/RTX_3090"]) == 2

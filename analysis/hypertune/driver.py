@@ -230,7 +230,10 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
 
 
 def _summary(r: dict[str, Any]) -> dict[str, Any]:
-    return {k: r[k] for k in ("score", "ci_low", "ci_high", "per_target", "wall_s")}
+    out = {k: r[k] for k in ("score", "ci_low", "ci_high", "per_target", "wall_s")}
+    if r.get("error"):
+        out["error"] = r["error"]
+    return out
 
 
 def _write(p: Plan, out: Path, o: Outcome, report: bool) -> dict[str, Path]:

@@ -64,7 +64,8 @@ def write_report(out: Path, body: dict[str, Any]) -> dict[str, Path]:
     lines += ["", "![per dataset](figures/per_dataset.png)", "", "## Settings tried (training score)", "",
               "| rank | setting | score [95 % CI] |", "|---|---|---|"]
     for i, t in enumerate(body["tried"], 1):
-        lines.append(f"| {i} | `{t['setting']}` | {_ci(t)} |")
+        failed = f" (failed: {t['error']})" if t.get("error") else ""
+        lines.append(f"| {i} | `{t['setting']}` | {_ci(t)}{failed} |")
     lines += ["", "![settings](figures/settings.png)", ""]
     write_text(paths["report"], "\n".join(lines))
     return paths

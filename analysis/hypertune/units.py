@@ -8,7 +8,9 @@ worker pool or the Dask cluster (``dispatch``): a unit returns a small JSON
 result, so no run traces travel back. Every setting of a phase runs with the
 same label and therefore the same run seeds: settings are compared on the
 same random streams (common random numbers), and the best and the default
-settings are compared run by run on the held-out set.
+settings are compared run by run on the held-out set. A setting whose runs
+raise (a population larger than a space, say) gives a unit without a score
+and with the error, which the search treats as a failed evaluation.
 """
 
 from __future__ import annotations
@@ -68,7 +70,12 @@ def evaluate_unit(unit: Unit) -> dict[str, Any]:
 
     start = time.perf_counter()
     campaign = unit.campaign()
-    records = [execute_run(spec) for spec in campaign.runs()]
+    try:
+        records = [execute_run(spec) for spec in campaign.runs()]
+    except Exception as exc:  # a setting the tuner cannot run with (e.g. a population larger than a space)
+        return {"key": unit.key, "unit": asdict(unit), "score": None, "ci_low": None, "ci_high": None,
+                "per_target": {}, "wall_s": time.perf_counter() - start, "worker": os.getpid(),
+                "error": f"{type(exc).__name__}: {exc}"[:500]}
     meth = study(campaign, records)
     assert meth is not None  # replay campaigns always have a methodology view
     label = unit.tuner
