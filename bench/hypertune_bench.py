@@ -2,10 +2,12 @@
 against the same on a Dask LocalCluster(2).
 
     python bench/hypertune_bench.py time OUT      # one hypertune, local pool (2) then Dask LocalCluster(2)
-    python bench/hypertune_bench.py heldout OUT TUNER [SETTINGS]   # the held-out comparison of one tuner
+    python bench/hypertune_bench.py heldout OUT TUNER [SETTINGS [SPLIT]]   # the held-out comparison of one tuner
 
-Split: leave-GPUs-out over pnpoly, convolution and gemm recorded on RTX_3090, RTX_2080_Ti and RTX_Titan;
-RTX_Titan held out (training: 6 datasets, held out: 3). Each line printed is JSON.
+Pool: pnpoly, convolution and gemm recorded on RTX_3090, RTX_2080_Ti and RTX_Titan. Split: leave-GPUs-out
+with RTX_Titan held out (training: 6 datasets, held out: 3), or SPLIT (e.g. benchmarks:gemm, leave-benchmarks-
+out). Search: random, 3 runs per training dataset at budget 50; final comparison: 10 fresh runs per dataset.
+Each line printed is JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from bat.analysis.hypertune.driver import hypertune, plan
+from bat.analysis.hypertune.driver import Plan, hypertune, plan
 from bat.analysis.hypertune.splits import make_split
 
 POOL = [f"{b}_{g}" for b in ("pnpoly", "convolution", "gemm") for g in ("RTX_3090", "RTX_2080_Ti", "RTX_Titan")]
@@ -24,8 +26,8 @@ SPLIT = "gpus:RTX_Titan"
 TIMED = {"tuner": "kernel_tuner:genetic_algorithm", "settings": 30, "budget": 50, "repeats": 3, "final_repeats": 10}
 
 
-def _plan(tuner: str, settings: int, budget: int, repeats: int, final_repeats: int):
-    return plan(tuner=tuner, split=make_split(pool=POOL, split=SPLIT), settings=settings, budget=budget,
+def _plan(tuner: str, settings: int, budget: int, repeats: int, final_repeats: int, split: str = SPLIT) -> Plan:
+    return plan(tuner=tuner, split=make_split(pool=POOL, split=split), settings=settings, budget=budget,
                 repeats=repeats, final_repeats=final_repeats, searcher="random")
 
 
@@ -48,12 +50,14 @@ def timed(out: Path) -> None:
                       "load_before": os.getloadavg()}))
 
 
-def heldout(out: Path, tuner: str, settings: int) -> None:
-    p = _plan(tuner, settings, 50, 3, 10)
+def heldout(out: Path, tuner: str, settings: int, split: str = SPLIT) -> None:
+    p = _plan(tuner, settings, 50, 3, 10, split)
     start = time.perf_counter()
-    o = hypertune(p, out / tuner.replace(":", "_"), workers=2)
+    name = tuner.replace(":", "_") + ("" if split == SPLIT else "_" + split.replace(":", "_").replace(",", "_"))
+    o = hypertune(p, out / name, workers=2)
     f = o.final
-    print(json.dumps({"what": "heldout", "tuner": tuner, "settings_tried": len(o.tried), "best": o.best,
+    print(json.dumps({"what": "heldout", "tuner": tuner, "split": p.split.how, "settings_tried": len(o.tried),
+                      "best": o.best,
                       "train": {k: f["train"][k]["score"] for k in ("best", "defaults")},
                       "train_improvement": f["train"]["improvement"],
                       "heldout": {k: f["heldout"][k]["score"] for k in ("best", "defaults")},
@@ -65,4 +69,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "time":
         timed(Path(sys.argv[2]))
     else:
-        heldout(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 30)
+        heldout(Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 30,
+                sys.argv[5] if len(sys.argv) > 5 else SPLIT)
