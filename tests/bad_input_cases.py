@@ -60,6 +60,7 @@ HUB = ROOT / "tests" / "fixtures" / "benchmark_hub"
 HUB_FOLDER = {f"convolution_milo/{g}.json.gz": copy_of(HUB / "convolution_milo" / f"{g}.json.gz")
               for g in ("A100", "MI250X")}
 
+HT = ("hypertune", "-t", "reference:genetic", "--train", "pnpoly_RTX_3090", "--heldout", "pnpoly_RTX_Titan")
 CASES: list[Case] = [
     # usage: commands and options (typer)
     Case("no-such-command", ("nosuch",), "nosuch"),
@@ -472,5 +473,24 @@ CASES: list[Case] = [
          {"h.T1.json": t1(delitem("ConfigurationSpace.TuningParameters[0].Name"))}),
     Case("t1-export-unknown-benchmark", ("export", "nope", "--to", "t1", "-o", "x.T1.json"), "'nope'"),
     Case("t1-export-out-exists", ("export", "gemm", "--to", "t1", "-o", "x.T1.json"), "x.T1.json",
-         {"x.T1.json": "{}"}),
+         {"x.T1.json": "{}"}),    # bat hypertune (issue 30) and options files
+    Case("hypertune-undeclared-option", (*HT, "--params", "nosuch"), "'nosuch'"),
+    Case("hypertune-range-wrong-type", (*HT, "--range", "population=a:b"), "population"),
+    Case("hypertune-range-on-bool", ("hypertune", "-t", "kernel_tuner:pso", "--train", "pnpoly_RTX_3090",
+                                     "--heldout", "pnpoly_RTX_Titan", "--range", "constraint_aware=0:1"),
+         "constraint_aware"),
+    Case("hypertune-no-training", ("hypertune", "-t", "reference:genetic", "--heldout", "pnpoly_RTX_Titan"),
+         "--train"),
+    Case("hypertune-no-heldout", ("hypertune", "-t", "reference:genetic", "--train", "pnpoly_RTX_3090"),
+         "--heldout"),
+    Case("hypertune-same-dataset", ("hypertune", "-t", "reference:genetic", "--train", "pnpoly_RTX_3090",
+                                    "--heldout", "pnpoly_RTX_3090"), "pnpoly/RTX_3090"),
+    Case("hypertune-tuner-declares-nothing", ("hypertune", "-t", "profile", "--train", "pnpoly_RTX_3090",
+                                              "--heldout", "pnpoly_RTX_Titan"), "profile"),
+    Case("run-tuner-option-out-of-range", (*RUN, "-O", "batch=0"), "batch"),
+    Case("run-tuner-options-file-not-json", (*RUN, "--tuner-options", "o.json"), "o.json", {"o.json": "{"}),
+    Case("run-tuner-options-other-tuner", (*RUN, "--tuner-options", "o.json"), "o.json",
+         {"o.json": '{"format": "bat-tuner-options/1", "tuner": "optuna", "options": {}}'}),
+    Case("compare-tuner-options-unlisted-tuner", (*BASE, "--tuner-options", "o.json"), "o.json",
+         {"o.json": '{"format": "bat-tuner-options/1", "tuner": "optuna", "options": {}}'}),
 ]

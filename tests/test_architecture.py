@@ -17,7 +17,8 @@ its own layer and the ones its rule allows, nothing else:
   dataset with the analyses' data checks), recording;
 - tuner_adapters, benchmarks, analysis (``bat/<name>``, links to the top-level
   folders of the same name); the campaign engine (``bat/analysis/compare``)
-  also uses the run wiring;
+  also uses the run wiring, and the hypertune (``bat/analysis/hypertune``)
+  runs campaigns;
 - cli and the public facade (``bat/__init__``): anything.
 
 The core imports no tuning, analysis or device library. No import cycle
@@ -56,6 +57,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "benchmarks": frozenset({"core", "benchmarks"}),
     "analysis": frozenset({"core", "registry", "analysis"}),
     "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
+    "analysis/hypertune": frozenset({"core", "registry", "run", "analysis", "analysis/compare",
+                                     "analysis/hypertune"}),
 }
 ANYTHING = ("cli", "facade")
 #: third-party packages a layer must never import
@@ -73,6 +76,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "run": TUNING | ANALYSIS,
     "benchmarks": TUNING | ANALYSIS | DEVICE,
     "analysis": TUNING - {"sklearn"} | DEVICE,
+    "analysis/hypertune": TUNING - {"sklearn"} | DEVICE,
     "tuner_adapters": ANALYSIS - {"scipy"} | DEVICE,
 }
 LAYERS = (*ALLOWED, *ANYTHING)
@@ -88,8 +92,8 @@ def layer_of(module: str) -> str | None:
         return None
     if len(parts) == 1:
         return "facade"
-    if parts[1:3] == ["analysis", "compare"]:
-        return "analysis/compare"
+    if parts[1:3] in (["analysis", "compare"], ["analysis", "hypertune"]):
+        return f"analysis/{parts[2]}"
     return parts[1]
 
 

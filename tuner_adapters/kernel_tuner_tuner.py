@@ -46,8 +46,8 @@ from __future__ import annotations
 import contextlib
 import random
 import weakref
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -55,6 +55,7 @@ import numpy as np
 
 from bat.core.dataset import Status
 from bat.core.errors import MissingDependencyError, TunerError
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.space import SearchSpace
 from bat.core.tuner import ExpectedFailure, Tuner, library_seed
@@ -71,6 +72,66 @@ OBJECTIVE = "time"
 #: strategies that draw a Latin hypercube through SciPy (bayes_opt's initial sample, diff_evo's population)
 LHS_STRATEGIES = frozenset({"bayes_opt", "diff_evo"})
 #: space -> Kernel Tuner's ``from_cache`` description of its valid configurations, made on first use
+_CROSSOVER = ("single_point", "two_point", "uniform", "disruptive_uniform")
+_NEIGHBOR = ("Hamming", "adjacent")
+_AWARE = HyperParam("constraint_aware", "bool", True, doc="moves only to valid configurations")
+#: each strategy's options as Kernel Tuner names them, with its defaults; the ranges are ours
+KT_OPTIONS: dict[str, tuple[HyperParam, ...]] = {
+    "random_sample": (),  # its one option (fraction) is a budget, which the Problem owns
+    "genetic_algorithm": (
+        HyperParam("popsize", "int", 26, 4, 100, log=True, doc="population size"),
+        HyperParam("maxiter", "int", 90, 10, 300, log=True, doc="generations"),
+        HyperParam("method", "choice", "single_point", choices=_CROSSOVER, doc="crossover"),
+        HyperParam("mutation_chance", "int", 55, 2, 200, log=True, doc="a gene mutates with chance 1 in this"),
+        _AWARE),
+    "simulated_annealing": (
+        HyperParam("T", "float", 0.1, 0.001, 10.0, log=True, doc="starting temperature"),
+        HyperParam("T_min", "float", 0.0001, 1e-6, 0.01, log=True, doc="end temperature"),
+        HyperParam("alpha", "float", 0.9975, 0.9, 0.9999, doc="cooling factor"),
+        HyperParam("maxiter", "int", 1, 1, 20, doc="iterations per temperature step"),
+        _AWARE),
+    "pso": (
+        HyperParam("popsize", "int", 50, 4, 100, log=True, doc="swarm size"),
+        HyperParam("maxiter", "int", 190, 10, 500, log=True, doc="iterations"),
+        HyperParam("w", "float", 0.5, 0.1, 1.0, doc="inertia"),
+        HyperParam("c1", "float", 3.5, 0.5, 4.0, doc="cognitive constant"),
+        HyperParam("c2", "float", 1.0, 0.5, 4.0, doc="social constant"),
+        _AWARE),
+    "firefly_algorithm": (
+        HyperParam("popsize", "int", 20, 4, 100, log=True, doc="swarm size"),
+        HyperParam("maxiter", "int", 100, 10, 300, log=True, doc="iterations"),
+        HyperParam("B0", "float", 1.0, 0.1, 2.0, doc="maximum attractiveness"),
+        HyperParam("gamma", "float", 1.0, 0.01, 10.0, log=True, doc="light absorption"),
+        HyperParam("alpha", "float", 0.2, 0.01, 1.0, log=True, doc="randomization"),
+        _AWARE),
+    "diff_evo": (
+        HyperParam("popsize", "int", 16, 4, 64, log=True, doc="population size (x dimensions unless disabled)"),
+        HyperParam("popsize_times_dimensions", "bool", True, doc="multiply the population by the dimensions"),
+        HyperParam("F", "float", 0.7, 0.1, 1.5, doc="differential weight"),
+        HyperParam("CR", "float", 0.6, 0.0, 1.0, doc="crossover rate"),
+        HyperParam("method", "choice", "best1bin", choices=("best1bin", "rand1bin", "best2bin", "rand2bin",
+                                                            "currenttobest1bin", "randtobest1bin"), doc="scheme"),
+        _AWARE),
+    "greedy_ils": (
+        HyperParam("neighbor", "choice", "Hamming", choices=_NEIGHBOR, doc="neighbourhood"),
+        HyperParam("restart", "bool", True, doc="move as soon as a neighbour improves"),
+        HyperParam("no_improvement", "int", 50, 5, 500, log=True, doc="evaluations without gain before a restart"),
+        HyperParam("random_walk", "float", 0.3, 0.0, 1.0, doc="share of parameters perturbed at a restart"),
+    ),
+    "mls": (
+        HyperParam("neighbor", "choice", "Hamming", choices=_NEIGHBOR, doc="neighbourhood"),
+        HyperParam("restart", "bool", False, doc="move as soon as a neighbour improves"),
+        HyperParam("randomize", "bool", True, doc="random order of the dimensions"),
+    ),
+    "greedy_mls": (
+        HyperParam("neighbor", "choice", "Hamming", choices=_NEIGHBOR, doc="neighbourhood"),
+        HyperParam("restart", "bool", True, doc="move as soon as a neighbour improves"),
+        HyperParam("randomize", "bool", True, doc="random order of the dimensions"),
+    ),
+    "basinhopping": (
+        HyperParam("T", "float", 1.0, 0.01, 10.0, log=True, doc="temperature of the accept test"),
+    ),
+}
 _VALID_CACHES: weakref.WeakKeyDictionary[SearchSpace, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
@@ -96,6 +157,16 @@ class KernelTunerStrategy(Tuner):
         "basinhopping": "SciPy's basin hopping steps back to configurations it has evaluated: about 87 % of "
                         "its proposals in the battery are repeats (answered from memory, no budget)",
     }
+
+    @classmethod
+    def hyperparameters(cls, variant: Mapping[str, Any]) -> tuple[HyperParam, ...]:
+        """The strategy's own options (into ``strategy_options``; defaults Kernel Tuner's) and the adapter's."""
+        own = tuple(replace(p, into="strategy_options") for p in KT_OPTIONS.get(variant.get("strategy", ""), ()))
+        return (*own,
+                HyperParam("max_stall", "int", 100, 10, 1000, log=True,
+                           doc="repeated proposals in a row before the strategy is restarted"),
+                HyperParam("max_futile_restarts", "int", 3, 1, 10, doc="restarts without a new evaluation "
+                                                                       "before giving up"))
 
     def __post_init__(self) -> None:
         if self.strategy not in STRATEGIES:

@@ -18,12 +18,14 @@ sampler learns from it); such fall-backs are counted in ``fallbacks``.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from bat.core.errors import MissingDependencyError
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
 from bat.tuner_adapters.reference.steps import random_unevaluated
@@ -41,9 +43,24 @@ class OptunaTuner(Tuner):
 
     sampler: str = "tpe"
     n_startup_trials: int = 10
+    n_ei_candidates: int = 24
+    multivariate: bool = False
     max_stall: int = 50
     fallbacks: int = field(default=0, init=False)
     summary = "Optuna ask/tell with a sampler (TPE by default)"
+
+    @classmethod
+    def hyperparameters(cls, variant: Mapping[str, Any]) -> tuple[HyperParam, ...]:
+        """TPE: start-up trials and candidates; GP and CMA-ES: start-up trials; random: only the stall limit."""
+        stall = HyperParam("max_stall", "int", 50, 5, 500, log=True,
+                           doc="rejected or repeated proposals in a row before a random valid one")
+        sampler = variant.get("sampler", "tpe")
+        startup = HyperParam("n_startup_trials", "int", 10, 1, 100, log=True, doc="random trials before the model")
+        if sampler == "tpe":
+            return (startup, HyperParam("n_ei_candidates", "int", 24, 4, 256, log=True,
+                                        doc="candidates scored by expected improvement per trial"),
+                    HyperParam("multivariate", "bool", False, doc="a joint density over the parameters"), stall)
+        return (startup, stall) if sampler in ("gp", "cmaes") else (stall,)
 
     @property
     def budget_agnostic(self) -> bool:  # type: ignore[override]
@@ -60,7 +77,8 @@ class OptunaTuner(Tuner):
     def _make_sampler(self, optuna: Any, seed: int) -> Any:
         s = optuna.samplers
         if self.sampler == "tpe":
-            return s.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials)
+            return s.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials,
+                                n_ei_candidates=self.n_ei_candidates, multivariate=self.multivariate)
         if self.sampler == "random":
             return s.RandomSampler(seed=seed)
         if self.sampler == "gp":

@@ -64,7 +64,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +72,7 @@ import numpy as np
 
 from bat.core.dataset import Status
 from bat.core.errors import MissingDependencyError
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
 from bat.tuner_adapters.hash_order import smac_maximizer
@@ -101,6 +102,18 @@ class SmacTuner(Tuner):
              "search's start points taken in a fixed order (the same trace in every process); retrain_after is "
              "SMAC's default unless set")
     slow = True  # a surrogate refit per trial: seconds on a tiny space
+
+    @classmethod
+    def hyperparameters(cls, variant: Mapping[str, Any]) -> tuple[HyperParam, ...]:
+        """Refit interval (SMAC's default: 8 for the HPO facade, 1 for the black-box one), stall limit, threads."""
+        refit = 1 if variant.get("facade", "hpo") == "blackbox" else 8
+        return (
+            HyperParam("retrain_after", "int", refit, 1, 32, log=True, doc="proposals between surrogate refits"),
+            HyperParam("max_stall", "int", 50, 5, 500, log=True,
+                       doc="rejected or repeated proposals in a row before a random valid one"),
+            HyperParam("n_jobs", "choice", 1, choices=(1, 2, 4, 8, -1),
+                       doc="threads of the forest and BLAS (-1: all cores); does not change the proposals"),
+        )
 
     def __post_init__(self) -> None:
         if self.facade not in FACADES:

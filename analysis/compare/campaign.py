@@ -50,6 +50,7 @@ class TunerSpec:
 
     label: str
     spec: str
+    options: tuple[str, ...] = ()  # KEY=VALUE hyper-parameters (-O form), checked when the tuner is built
 
     @classmethod
     def parse(cls, text: str) -> TunerSpec:
@@ -78,7 +79,7 @@ class TunerSpec:
 
     def build(self) -> Tuner:
         """A fresh tuner object (a registered name or ``package.module:Class``)."""
-        return make_tuner(self.spec)
+        return make_tuner(self.spec, self.options)
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class RunSpec:
     def run_id(self) -> str:
         """Stable identity: the same definition gives the same id, in any campaign.
 
-        ``dataset`` and ``noise`` enter the key only when they are not their defaults, so runs
+        ``dataset``, ``noise`` and the tuner's ``options`` enter the key only when they are not their defaults, so runs
         stored before those options existed keep their ids.
         """
         fields = asdict(self)
@@ -112,6 +113,8 @@ class RunSpec:
             del fields["dataset"]
         if fields["noise"] == "none":
             del fields["noise"]
+        if not fields["tuner"]["options"]:  # runs of a tuner at its defaults keep their ids
+            del fields["tuner"]["options"]
         key = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
 

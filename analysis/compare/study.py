@@ -11,7 +11,7 @@ a notebook call alike.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +24,7 @@ from bat.analysis.compare.methodology import parse_success
 from bat.analysis.compare.presets import preset as get_preset
 from bat.analysis.compare.report import write_outputs
 from bat.core.atomic import check_output_folder
+from bat.core.hyperparams import read_options_file
 from bat.core.locking import FolderLock
 
 #: budgets of a campaign that names none
@@ -33,8 +34,13 @@ DEFAULT_BUDGETS = (25, 50, 100, 200, 400)
 def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = None,
                   datasets: list[str] | None = None, gpus: list[str] | None = None,
                   budgets: list[int] | None = None, repeats: int = 10, seed: int = 0, preset: str | None = None,
-                  remeasure: int | None = None, backend: str = "replay", noise: str = "none") -> Campaign:
-    """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early."""
+                  remeasure: int | None = None, backend: str = "replay", noise: str = "none",
+                  tuner_options: list[str] | None = None) -> Campaign:
+    """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early.
+
+    ``tuner_options`` are options files (``bat hypertune`` writes them): each applies to the tuners of
+    the campaign named as the file names its tuner.
+    """
     p = get_preset(preset) if preset else None
     tuner_list = tuners or (list(p.tuners) if p else None)
     if not tuner_list:
@@ -47,8 +53,16 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
         targets, chosen = dataset_targets(datasets)
     else:
         targets, chosen = resolve_targets(benchmarks, gpus), ()
+    specs = [TunerSpec.parse(t) for t in tuner_list]
+    for path in tuner_options or ():
+        name, pairs = read_options_file(path)
+        hits = [i for i, t in enumerate(specs) if t.spec == name]
+        if not hits:
+            raise CampaignError(f"--tuner-options {path}: its tuner {name} is not among --tuners")
+        for i in hits:
+            specs[i] = replace(specs[i], options=pairs)
     campaign = Campaign(
-        tuners=tuple(TunerSpec.parse(t) for t in tuner_list), targets=targets, datasets=chosen,
+        tuners=tuple(specs), targets=targets, datasets=chosen,
         budgets=tuple(budgets or (p.budgets if p else DEFAULT_BUDGETS)), repeats=repeats, seed=seed,
         remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
         backend=backend, notes=(p.note,) if p else (), noise=noise,

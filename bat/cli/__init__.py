@@ -56,7 +56,8 @@ def _register() -> None:
     run_cmd.register(app)
     serve_cmd.register(app)
     data_cmd.register(app)
-    for optional in ("inspect_cmd", "verify_cmd", "record_cmd", "analyze_cmd", "compare_cmd", "check_cmd"):
+    for optional in ("inspect_cmd", "verify_cmd", "record_cmd", "analyze_cmd", "compare_cmd", "check_cmd",
+                     "hypertune_cmd"):
         try:
             module = __import__(f"bat.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:

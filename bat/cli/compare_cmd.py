@@ -29,6 +29,9 @@ def compare(
     tuners: str = typer.Option(None, "--tuners", "-t",
                                help="Comma-separated NAME or LABEL=NAME; NAME is a registered tuner or "
                                     "package.module:Class."),
+    tuner_options: list[Path] = typer.Option([], "--tuner-options",
+                                             help="An options file (bat hypertune writes one) for the tuner it "
+                                                  "names (repeatable)."),
     benchmarks: str = typer.Option("all", "--benchmarks", "-b",
                                    help="Comma-separated benchmarks (names or space files), or all."),
     datasets: str = typer.Option(None, "--dataset", "-d",
@@ -81,7 +84,8 @@ def compare(
     bench_list = _split(benchmarks)
     campaign = plan_campaign(tuners=_split(tuners), benchmarks=None if bench_list == ["all"] else bench_list,
                              datasets=_split(datasets), gpus=_split(gpus), budgets=budget_list, repeats=repeats,
-                             seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise)
+                             seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise,
+                             tuner_options=[str(p) for p in tuner_options])
     if scheduler:
         _check_scheduler(scheduler)
     with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -20,10 +20,18 @@ class What(StrEnum):
     gpus = "gpus"
 
 
-def list_(what: What = typer.Argument(What.all, help="What to list.")) -> None:
+def list_(what: What = typer.Argument(What.all, help="What to list."),
+          options: bool = typer.Option(False, "--options", help="With tuners: each tuner's hyper-parameters "
+                                                                "(what -O KEY=VALUE accepts), with ranges.")
+          ) -> None:
     """List benchmarks, tuners, backends, datasets and GPUs."""
     from bat.cli.console import console
 
+    if options:
+        if what is not What.tuners:
+            raise typer.BadParameter("--options goes with `bat list tuners`", param_hint="--options")
+        console.print(tuner_options_table())
+        return
     for kind, table in TABLES.items():
         if what in (What.all, kind):
             console.print(table())
@@ -47,6 +55,32 @@ def tuners_table() -> Table:
         t.add_row(escape(name), escape(tuner_entry(name).summary))
     for scheme in scheme_names():
         t.add_row(escape(f"{scheme}:..."), escape(scheme_summary(scheme)))
+    return t
+
+
+def tuner_options_table() -> Table:
+    """Every registered tuner's declared hyper-parameters: name, type and range, default, meaning."""
+    from bat.core.errors import BatError
+    from bat.registry import tuner_class, tuner_names
+
+    t = Table(title="tuner hyper-parameters (-O KEY=VALUE)")
+    t.add_column("tuner", no_wrap=True)
+    t.add_column("option", no_wrap=True)
+    t.add_column("type, range, default")
+    t.add_column("what it does")
+    for name in tuner_names():
+        try:
+            cls, variant = tuner_class(name)
+        except BatError as exc:  # a library that is not installed: said, not fatal
+            t.add_row(escape(name), "", escape(f"(not loaded: {exc})"), "")
+            continue
+        params = cls.hyperparameters(variant)
+        if params is None:
+            t.add_row(escape(name), "", "(undeclared: every dataclass field)", "")
+        elif not params:
+            t.add_row(escape(name), "", "(none)", "")
+        for p in params or ():
+            t.add_row(escape(name), escape(p.name), escape(p.describe()), escape(p.doc))
     return t
 
 

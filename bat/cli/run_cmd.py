@@ -24,7 +24,11 @@ def run(
                               help="Tuner name (see `bat list tuners`), package.module:Class, or "
                                    "exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
     tuner_option: list[str] = typer.Option([], "--tuner-option", "-O",
-                                           help="A hyper-parameter of the tuner, KEY=VALUE (repeatable)."),
+                                           help="A hyper-parameter of the tuner, KEY=VALUE (repeatable; "
+                                                "`bat list tuners --options`)."),
+    tuner_options: Path = typer.Option(None, "--tuner-options",
+                                       help="An options file for this tuner (bat hypertune writes one); -O "
+                                            "options override it."),
     benchmark: str = typer.Option(None, "--benchmark", "-b",
                                   help="Benchmark name, or a space file (ours or T1) by path, used as written."),
     gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
@@ -62,6 +66,13 @@ def run(
     if benchmark is None and dataset is None:
         raise BatError("bat run: give --benchmark NAME|FILE or --dataset FILE|ID")
     spec = with_arguments(tuner, tuner_args or [])
+    if tuner_options is not None:
+        from bat.core.hyperparams import read_options_file
+
+        named, pairs = read_options_file(tuner_options)
+        if named != tuner:
+            raise BatError(f"--tuner-options {tuner_options}: written for tuner {named}, not {tuner}")
+        tuner_option = [*pairs, *tuner_option]
     tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
     chosen = resolve_dataset(dataset).path if dataset else None
     # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu

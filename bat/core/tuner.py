@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bat.core.errors import TunerError
+from bat.core.hyperparams import HyperParam, tuner_kwargs
 from bat.core.problem import Problem
 
 
@@ -60,6 +61,13 @@ class Tuner(ABC):
     supports_time_budget: ClassVar[bool] = True
     slow: ClassVar[bool] = False
     battery_expected_failures: ClassVar[Mapping[str, ExpectedFailure]] = {}
+    #: the tunable options (bat.core.hyperparams); None: undeclared, every dataclass field is accepted
+    HYPERPARAMETERS: ClassVar[tuple[HyperParam, ...] | None] = None
+
+    @classmethod
+    def hyperparameters(cls, variant: Mapping[str, Any]) -> tuple[HyperParam, ...] | None:
+        """The options ``-O`` accepts and a hyper-parameter search tries, for the variant made with ``variant``."""
+        return cls.HYPERPARAMETERS
 
     @abstractmethod
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
@@ -101,30 +109,43 @@ def tuner_options(cls: type[Tuner]) -> dict[str, Any]:
     return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.init}
 
 
-def parse_tuner_options(cls: type[Tuner], pairs: list[str] | tuple[str, ...], where: str = "--tuner-option"
-                        ) -> dict[str, Any]:
-    """``["key=value", ...]`` as keyword arguments of ``cls``, each checked against its declared type.
+def parse_tuner_options(cls: type[Tuner], pairs: list[str] | tuple[str, ...], where: str = "--tuner-option",
+                        variant: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``["key=value", ...]`` as keyword arguments of ``cls`` (made with ``variant``), each value checked.
 
     Values are read as JSON where they parse (``3``, ``0.5``, ``true``, ``null``, ``"x"``) and as
-    plain strings otherwise. An unknown key or a value of the wrong type raises TunerError
-    naming the option and what is accepted.
+    plain strings otherwise. A class that declares its hyper-parameters (``Tuner.hyperparameters``)
+    accepts exactly those, each inside its range, and the result holds ``variant`` with them applied;
+    otherwise every dataclass field is accepted, checked against its type. An unknown key or a bad
+    value raises TunerError naming the option and what is accepted.
     """
     import json
 
-    declared = tuner_options(cls)
-    out: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
             raise TunerError(f"{where} {pair!r}: expected KEY=VALUE")
+        try:
+            values[key] = json.loads(text)
+        except json.JSONDecodeError:
+            values[key] = text
+    return tuner_settings(cls, values, where, variant)
+
+
+def tuner_settings(cls: type[Tuner], values: Mapping[str, Any], where: str = "--tuner-option",
+                   variant: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Typed ``values`` of options as keyword arguments of ``cls`` (see ``parse_tuner_options``)."""
+    params = cls.hyperparameters(variant or {})
+    if params is not None:
+        return tuner_kwargs(params, variant or {}, values, where, cls.__name__)
+    declared = tuner_options(cls)
+    out: dict[str, Any] = dict(variant or {})
+    for key, value in values.items():
         if key not in declared:
             raise TunerError(f"{where} {key!r}: {cls.__name__} has no such hyper-parameter; "
                              f"valid: {', '.join(sorted(declared)) or '(none)'}")
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            value = text
         out[key] = _coerce(value, declared[key], f"{where} {key}")
     return out
 

@@ -165,7 +165,7 @@ def make_tuner(spec: str, options: list[str] | tuple[str, ...] = (), **overrides
     variant's own arguments.
     """
     cls, kwargs = tuner_class(spec)
-    kwargs.update(parse_tuner_options(cls, list(options)))
+    kwargs = parse_tuner_options(cls, list(options), variant=kwargs)
     kwargs.update(overrides)
     try:
         return cls(**kwargs)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
 from bat.tuner_adapters.reference.steps import random_unevaluated
@@ -33,6 +34,11 @@ class CoordinateSearch(Tuner):
     rounds: list[tuple[float, bool]] = field(default_factory=list, init=False, repr=False)
     summary = "coordinate search: +-step per parameter, step x0.75 after a round without improvement, restarts"
     budget_agnostic = True  # never reads the budget
+    HYPERPARAMETERS = (
+        HyperParam("initial_step", "float", 4.0, 2.0, 16.0, log=True, doc="first step, in value indices"),
+        HyperParam("shrink", "float", 0.75, 0.3, 0.95, doc="step factor after a round without improvement"),
+        HyperParam("min_step", "float", 1.0, 1.0, 2.0, doc="smallest step before a restart"),
+    )
 
     def __post_init__(self) -> None:
         if self.min_step < 1:

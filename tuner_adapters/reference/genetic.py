@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
 from bat.tuner_adapters.reference.steps import random_unevaluated
@@ -37,6 +38,14 @@ class GeneticAlgorithm(Tuner):
     immigrants: int = field(default=0, init=False)
     summary = "genetic algorithm: tournament selection, uniform crossover, rare mutation, valid offspring only"
     budget_agnostic = True  # population and generations do not depend on the budget
+    HYPERPARAMETERS = (
+        HyperParam("population", "int", 20, 6, 64, log=True, doc="individuals per generation"),
+        HyperParam("elite", "int", 2, 0, 4, doc="best individuals kept unchanged"),
+        HyperParam("tournament", "int", 2, 1, 6, doc="tournament size of the selection"),
+        HyperParam("crossover_rate", "float", 0.9, 0.0, 1.0, doc="chance that two parents cross"),
+        HyperParam("mutation_rate", "float", 0.1, 0.0, 0.5, doc="chance that a gene mutates"),
+        HyperParam("max_tries", "int", 20, 1, 100, log=True, doc="breeding tries for a valid new child"),
+    )
 
     def __post_init__(self) -> None:
         if self.population < 2:

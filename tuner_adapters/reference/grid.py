@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
 
@@ -22,6 +23,8 @@ class GridSearch(Tuner):
     chunk: int = 1 << 16
     summary = "exhaustive search of the valid configurations in flat-id order (last parameter fastest)"
     budget_agnostic = True  # enumerates in id order whatever the budget
+    HYPERPARAMETERS = (HyperParam("chunk", "int", 1 << 16, 1, 1 << 20, log=True,
+                                  doc="configurations listed at a time (no effect on the order)"),)
 
     def __post_init__(self) -> None:
         if self.chunk < 1:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
 from bat.tuner_adapters.reference.steps import NearestValid, random_unevaluated
@@ -36,6 +37,14 @@ class NelderMead(Tuner):
     restarts: int = field(default=0, init=False)
     summary = "Nelder-Mead on the index grid, rounded to the nearest valid configuration, restarted on convergence"
     budget_agnostic = True  # never reads the budget
+    HYPERPARAMETERS = (
+        HyperParam("alpha", "float", 1.0, 0.25, 3.0, doc="reflection"),
+        HyperParam("gamma", "float", 2.0, 1.1, 4.0, doc="expansion"),
+        HyperParam("rho", "float", 0.5, 0.1, 0.9, doc="contraction"),
+        HyperParam("sigma", "float", 0.5, 0.1, 0.9, doc="shrink"),
+        HyperParam("initial_size", "float", 0.25, 0.05, 1.0, doc="initial simplex edge / value count"),
+        HyperParam("max_stall", "int", 50, 5, 500, log=True, doc="repeats in a row before a restart"),
+    )
 
     def __post_init__(self) -> None:
         if self.alpha <= 0 or self.gamma <= 1 or not 0 < self.rho < 1 or not 0 < self.sigma < 1:

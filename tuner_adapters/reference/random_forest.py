@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bat.core.errors import MissingDependencyError
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
 from bat.tuner_adapters.reference.steps import row_key
@@ -34,6 +35,12 @@ class RandomForestSearch(Tuner):
     summary = "random-forest model (scikit-learn) trained on random samples; evaluates its top predictions"
     budget_agnostic = True  # fixed initial sample and top-k batches, repeated until the budget is spent
     slow = True  # fits a forest per batch: seconds on a tiny space
+    HYPERPARAMETERS = (
+        HyperParam("n_initial", "int", 20, 5, 100, log=True, doc="random samples before the first fit"),
+        HyperParam("top_k", "int", 10, 1, 50, log=True, doc="predictions evaluated per fit"),
+        HyperParam("n_trees", "int", 100, 10, 300, log=True, doc="trees of the forest"),
+        HyperParam("max_candidates", "int", 1 << 16, 1 << 10, 1 << 18, log=True, doc="predicted per fit"),
+    )
 
     def __post_init__(self) -> None:
         for name in ("n_initial", "top_k", "n_trees", "max_candidates"):

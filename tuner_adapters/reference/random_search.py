@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
 
@@ -23,6 +24,7 @@ class RandomSearch(Tuner):
     batch: int = 256
     summary = "uniform random sampling of valid configurations, without replacement"
     budget_agnostic = True  # the draws never depend on the budget
+    HYPERPARAMETERS = (HyperParam("batch", "int", 256, 1, 1 << 16, log=True, doc="configurations per draw"),)
 
     def __post_init__(self) -> None:
         if self.batch < 1:

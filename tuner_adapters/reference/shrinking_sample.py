@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
 from bat.tuner_adapters.reference.steps import evaluate_product, random_unevaluated
@@ -45,6 +46,10 @@ class ShrinkingSample(Tuner):
     rounds: list[list[list[int]]] = field(default_factory=list, init=False, repr=False)
     summary = "shrinking sample (Li and Agrawal): grids of section medians, narrowing to the best section"
     budget_agnostic = True  # never reads the budget
+    HYPERPARAMETERS = (
+        HyperParam("k", "int", 3, 2, 6, doc="sections per parameter"),
+        HyperParam("v_th", "int", 2, 1, 6, doc="section size below which the search stops shrinking"),
+    )
 
     def __post_init__(self) -> None:
         if self.k < 2:

@@ -1,0 +1,92 @@
+"""``bat hypertune``: tune a tuner's declared hyper-parameters on training datasets, check them on held-out ones.
+
+Every input is checked before anything runs (one line, exit 2). Progress goes
+to stderr: units done, the best training score so far and the estimated time
+left. The result is ``OUT/best-options.json`` (for ``--tuner-options`` of
+``bat run`` and ``bat compare``), ``OUT/hypertune.json`` and ``OUT/report.md``
+with its figures.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def _split(text: str | None) -> list[str] | None:
+    return [p.strip() for p in text.split(",") if p.strip()] if text else None
+
+
+def hypertune(
+    tuner: str = typer.Option(..., "--tuner", "-t", help="The tuner to tune (a registered name; `bat list tuners "
+                                                         "--options` shows what it declares)."),
+    search: str = typer.Option("random", "--search", help="The searcher: random, grid, tpe (Optuna), or any "
+                                                          "registered tuner."),
+    settings: int = typer.Option(30, "--settings", "-n", help="Settings the searcher tries (the defaults are "
+                                                              "tried as well)."),
+    params: str = typer.Option(None, "--params", help="Comma-separated options to tune (default: all declared)."),
+    ranges: list[str] = typer.Option([], "--range", help="Narrow an option: KEY=LOW:HIGH, or KEY=A|B for a "
+                                                         "choice (repeatable)."),
+    points: int = typer.Option(8, "--points", help="Values tried per numeric option (random and tpe)."),
+    train: str = typer.Option(None, "--train", help="Comma-separated training datasets (ids or files)."),
+    heldout: str = typer.Option(None, "--heldout", help="Comma-separated held-out datasets (ids or files)."),
+    split: str = typer.Option(None, "--split", help="Instead of --train/--heldout: benchmarks:A,B "
+                                                    "(leave-benchmarks-out) or gpus:X,Y (leave-GPUs-out) of --pool."),
+    pool: str = typer.Option(None, "--pool", help="Comma-separated datasets that --split divides (default: all)."),
+    budget: int = typer.Option(100, "--budget", help="Evaluations per inner run."),
+    repeats: int = typer.Option(5, "--repeats", "-r", help="Inner runs per training dataset and setting."),
+    final_repeats: int = typer.Option(10, "--final-repeats", help="Runs per dataset of the final comparison."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the search and of the inner runs."),
+    batch: int = typer.Option(0, "--batch", help="Settings proposed at a time (0: the workers, or the Dask "
+                                                 "cluster's threads)."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes (1: in this process)."),
+    scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address: units run there."),
+    out: Path = typer.Option(Path("hypertune-out"), "--out", "-o",
+                             help="Output folder; finished units (OUT/units.sqlite) are reused on a rerun."),
+    plots: bool = typer.Option(True, "--report/--no-report", help="Write report.md and its figures."),
+) -> None:
+    """Search a tuner's hyper-parameters on training datasets; compare the best with the defaults on held-out ones."""
+    from rich.markup import escape
+
+    from bat.analysis.hypertune.driver import hypertune as run_hypertune
+    from bat.analysis.hypertune.driver import plan
+    from bat.analysis.hypertune.splits import make_split
+    from bat.cli.console import console, err_console
+
+    chosen = make_split(train=_split(train), heldout=_split(heldout), pool=_split(pool), split=split)
+    p = plan(tuner=tuner, split=chosen, searcher=search, params=_split(params), ranges=list(ranges),
+             settings=settings, budget=budget, repeats=repeats, final_repeats=final_repeats, seed=seed,
+             points=points, batch=batch)
+    if scheduler:
+        from bat.cli.compare_cmd import _check_scheduler
+
+        _check_scheduler(scheduler)
+
+    def progress(done: int, total: int, best: float | None, left: float | None) -> None:
+        best_text = "n/a" if best is None else f"{best:.3f}"
+        left_text = "?" if left is None else f"{left / 60:.1f} min"
+        err_console.print(f"units {done}/{total}, best training score {best_text}, about {left_text} left",
+                          highlight=False)
+
+    outcome = run_hypertune(p, out, workers=workers, scheduler=scheduler, progress=progress, report=plots)
+    f = outcome.final
+    for name in ("train", "heldout"):
+        b, d, i = f[name]["best"], f[name]["defaults"], f[name]["improvement"]
+        console.print(f"{name}: best {_ci(b)}, defaults {_ci(d)}, improvement {_ci(i)}", highlight=False)
+    gap = f["generalisation_gap"]
+    console.print(f"generalisation gap: {'n/a' if gap is None else f'{gap:+.3f}'}; best setting: "
+                  f"{escape(str(outcome.best))}", highlight=False)
+    console.print(f"units run {outcome.executed}, reused {outcome.reused}; options: {outcome.paths['options']}; "
+                  f"report: {outcome.paths.get('report', outcome.paths['json'])}", highlight=False, soft_wrap=True)
+
+
+def _ci(d: dict) -> str:
+    def num(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    return f"{num(d['score'])} [{num(d['ci_low'])}, {num(d['ci_high'])}]"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("hypertune")(hypertune)
