@@ -1,4 +1,4 @@
-"""``bat check``: the data checks of ``bat.analysis.checks`` on datasets; exit status 1 when one is flagged."""
+"""``bat check``: the data checks of ``bat.analysis.checks`` on datasets; exit status 3 when one is flagged."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.output import EXIT_FOUND
+
 
 def check(
     datasets: list[str] = typer.Argument(None, help="Dataset files (.parquet), benchmark names (all their GPUs) "
                                                     "or BENCHMARK/GPU; every registered dataset when omitted."),
+    benchmark: list[str] = typer.Option(None, "--benchmark", "-b",
+                                        help="The same as a positional DATASETS item (repeatable)."),
 ) -> None:
     """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
     from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
@@ -17,8 +21,9 @@ def check(
     from bat.core.dataset import Dataset
     from bat.registry import dataset_entries, find_dataset
 
+    datasets = [*(datasets or []), *(benchmark or [])]
     loaded: list[Dataset] = []
-    for item in datasets or []:
+    for item in datasets:
         if item.endswith(".parquet") or Path(item).is_file():
             loaded.append(Dataset.load(item))
         elif "/" in item:
@@ -44,7 +49,7 @@ def check(
         console.print(f"[{style}]{result.summary()}[/]", highlight=False)
     console.print(f"{len(loaded)} datasets checked, {flagged} flagged")
     if flagged:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FOUND)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """``bat compare``: repeated runs of several tuners, statistics, outputs and a CI gate.
 
-Exit status: 0 when done (and, with ``--baseline``, nothing regressed), 1
+Exit status: 0 when done (and, with ``--baseline``, nothing regressed), 3
 when a cell regressed against the baseline, 2 on a usage or BAT error.
 """
 
@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from bat.cli.options import finite
+from bat.cli.output import EXIT_FOUND
 
 if TYPE_CHECKING:
     from bat.analysis.compare.study import Comparison
@@ -42,7 +43,7 @@ def compare(
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Campaign seed (run seeds derive from it)."),
     out: Path = typer.Option(Path("compare-out"), "--out", "-o",
                              help="Output folder; finished runs (OUT/runs.sqlite) are reused on a rerun."),
-    baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 1 when a "
+    baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 3 when a "
                                                            "cell is significantly worse."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, callback=finite,
                                 help="Significance level (after Holm)."),
@@ -92,7 +93,7 @@ def compare(
                               progress=lambda k, n: bar.update(task, completed=k, total=n))
     report(done, out)
     if done.regressed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FOUND)
 
 
 def report(done: Comparison, out: Path) -> None:

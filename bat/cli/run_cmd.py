@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 def run(
     tuner: str = typer.Option(..., "--tuner", "-t",
-                              help="Tuner name (see `bat list tuners`), package.module:Class, or "
-                                   "exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
+                              help="Tuner name (see `bat list tuners`), package.module:Class or module:Class (a file "
+                                   "on the path), or exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
     tuner_option: list[str] = typer.Option([], "--tuner-option", "-O",
                                            help="A hyper-parameter of the tuner, KEY=VALUE (repeatable)."),
     benchmark: str = typer.Option(None, "--benchmark", "-b",

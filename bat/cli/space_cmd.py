@@ -9,6 +9,7 @@ from rich.table import Table
 def space(
     name: str = typer.Argument(None, help="Benchmark name, a space file (ours or T1) by path, or the name of "
                                           "imported datasets; all registered ones when omitted."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b", help="The same as NAME."),
     variant: str = typer.Option(None, "--variant",
                                 help="Count under another rule set of the space file (published.variants), "
                                      "e.g. hotspot's kernel_tuner."),
@@ -19,6 +20,9 @@ def space(
     from bat.core.errors import SpaceSpecError
     from bat.core.spacefile import variant_space
 
+    if benchmark is not None and name is not None and benchmark != name:
+        raise SpaceSpecError(f"give the benchmark once: NAME {name!r} and --benchmark {benchmark!r}")
+    name = name or benchmark
     if variant is not None:
         if not name:
             raise SpaceSpecError("--variant needs a benchmark name")

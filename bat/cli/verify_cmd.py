@@ -5,7 +5,7 @@ configuration gets its status, its largest error as a fraction of the tolerance 
 seconds this machine spent (NVRTC gate, host build, emulated run); at the emulation size, the
 problem size each configuration ran at (bat.backends.emulated.edges: grown to two blocks with
 a partial last tile in every dimension the kernel tiles) and, where that cannot be, why. The
-exit status is 1 when any configuration a GPU would run is not ok (those a GPU refuses are
+exit status is 3 when any configuration a GPU would run is not ok (those a GPU refuses are
 counted apart).
 ``--source`` checks another file in the kernel's place: a broken variant, or the HIP twin
 (bat.backends.emulated.hip; a HIP name the layer lacks is an error before anything runs).
@@ -19,6 +19,7 @@ from pathlib import Path
 import typer
 
 from bat.cli.options import positive_finite
+from bat.cli.output import EXIT_FOUND
 
 
 def verify(
@@ -102,7 +103,7 @@ def verify(
     console.print(f"{len(chosen) - failed - refused} of {len(chosen)} configurations ok"
                   + (f"; {refused} not run: a GPU would refuse them" if refused else ""))
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FOUND)
 
 
 def register(app: typer.Typer) -> None:
