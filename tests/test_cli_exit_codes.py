@@ -49,7 +49,7 @@ def test_an_internal_error_and_only_that_exits_1(capsys, monkeypatch):
     def broken():
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setitem(list_cmd.TABLES, list_cmd.What.tuners, broken)
+    monkeypatch.setitem(list_cmd.TABLES, list_cmd.What.tuners, (broken, list_cmd.tuners_table))
     assert main(["list", "tuners"]) == EXIT_INTERNAL
     assert "internal error (ZeroDivisionError: a bug)" in capsys.readouterr().err
 

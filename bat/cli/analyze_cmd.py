@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.output import document, progress, say
+
 
 def analyze(
     benchmark: list[str] = typer.Option(None, "--benchmark", "-b",
@@ -38,12 +40,9 @@ def analyze(
     force: bool = typer.Option(False, "--force", help="Replace the report of an earlier run in --out."),
 ) -> None:
     """Analyse the search space of benchmarks from their recorded data and write a report."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from bat.analysis.data import group_by_space, load_benchmark_data, load_dataset_data
     from bat.analysis.model import ModelSettings
     from bat.analysis.report import AnalyzeSettings, analyze_benchmark, write_report
-    from bat.cli.console import console
     from bat.core.atomic import check_output, check_output_folder
     from bat.core.errors import DatasetError
     from bat.core.trace import read_trace
@@ -68,35 +67,35 @@ def analyze(
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
     results = []
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        for data in jobs:
-            name = data.benchmark
-            task = bar.add_task(name, total=1.0)
-
-            def step(what: str, fraction: float, task=task, name=name) -> None:
-                bar.update(task, description=f"{name}: {what}", completed=fraction)
-
-            results.append(analyze_benchmark(data, settings, out / "figures", step))
-            bar.update(task, completed=1.0)
+    for data in jobs:
+        with progress(f"analyze {data.benchmark}", 1.0) as moved:
+            results.append(analyze_benchmark(data, settings, out / "figures", lambda what, fraction: moved(fraction)))
     report = write_report(results, settings, out)
+    summaries = []
     for r in results:
         values = r["speedup"]["values"]
-        console.print(f"{r['benchmark']}: max speedup over median ({speedup}) "
-                      + ", ".join(f"{g} {v[speedup]['value']:.3f}" for g, v in values.items()),
-                      highlight=False)
+        say("{}: max speedup over median ({}) {}", r["benchmark"], speedup,
+            ", ".join(f"{g} {v[speedup]['value']:.3f}" for g, v in values.items()))
         reach = {g: c["evaluations_to_reach"][convergence] for g, c in r["convergence"].items()}
-        console.print(f"{r['benchmark']}: random search n90/n95 ({convergence}) "
-                      + ", ".join(f"{g} {v['90']}/{v['95']}" for g, v in reach.items()), highlight=False)
+        say("{}: random search n90/n95 ({}) {}", r["benchmark"], convergence,
+            ", ".join(f"{g} {v['90']}/{v['95']}" for g, v in reach.items()))
+        flagged = {}
         for g in r["flagged"]:
-            reasons = "; ".join(f["message"] for f in r["data_checks"][g]["findings"] if f["flagged"])
-            console.print(f"[yellow]data check flagged {r['benchmark']}/{g}:[/] {reasons}", highlight=False)
+            flagged[g] = [f["message"] for f in r["data_checks"][g]["findings"] if f["flagged"]]
+            say("[yellow]data check flagged {}/{}:[/] {}", r["benchmark"], g, "; ".join(flagged[g]))
+        summaries.append({"benchmark": r["benchmark"],
+                          "max_speedup_over_median": {g: v[speedup]["value"] for g, v in values.items()},
+                          "random_search_n90_n95": {g: [v["90"], v["95"]] for g, v in reach.items()},
+                          "flagged": flagged})
     bad = [c for r in results for c in r["checks"] if not c["matches"]]
     for c in bad:
-        console.print(f"[yellow]does not match the published value:[/] {c['what']}: "
-                      f"published {c['published']}, ours {c['ours']}", highlight=False)
-    console.print(f"report: {report}")
+        say("[yellow]does not match the published value:[/] {}: published {}, ours {}", c["what"], c["published"],
+            c["ours"])
+    say("report: {}", report)
+    document({"report": str(report), "results": str(out / "results.json"), "speedup_definition": speedup,
+              "convergence_definition": convergence, "benchmarks": summaries,
+              "published_mismatches": [{"what": c["what"], "published": c["published"], "ours": c["ours"]}
+                                       for c in bad]})
 
 
 def register(app: typer.Typer) -> None:

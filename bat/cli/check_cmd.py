@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from bat.cli.output import EXIT_FOUND
+from bat.cli.output import EXIT_FOUND, document, say
 
 
 def check(
@@ -17,7 +17,6 @@ def check(
 ) -> None:
     """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
     from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
-    from bat.cli.console import console
     from bat.core.dataset import Dataset
     from bat.registry import dataset_entries, find_dataset
 
@@ -38,6 +37,7 @@ def check(
         loaded = [Dataset.load(e.path) for e in dataset_entries()]
     flagged = 0
     peers: dict[str, list] = {}
+    found = []
     for ds in loaded:
         bench = ds.meta.benchmark
         if bench not in peers:
@@ -45,9 +45,10 @@ def check(
         given = peers_of(d for d in loaded if d.meta.benchmark == bench)
         result = check_dataset(ds, peers=merge_peers(given, peers[bench]))
         flagged += result.flagged
-        style = "bold red" if result.flagged else "green"
-        console.print(f"[{style}]{result.summary()}[/]", highlight=False)
-    console.print(f"{len(loaded)} datasets checked, {flagged} flagged")
+        found.append(result.to_dict())
+        say("[bold red]{}[/]" if result.flagged else "[green]{}[/]", result.summary())
+    say("{} datasets checked, {} flagged", len(loaded), flagged)
+    document({"checked": len(loaded), "flagged": flagged, "datasets": found})
     if flagged:
         raise typer.Exit(EXIT_FOUND)
 

@@ -84,19 +84,25 @@ def cell(value: object) -> str:
     return escape(one_line(value))
 
 
+class Markup(str):
+    """Text that ``markup`` made: safe markup, put into another template as it is."""
+
+
 class _Escaping(string.Formatter):
     """str.format where each value is formatted, then made one line and escaped (the template is not)."""
 
     def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, Markup):
+            return str(value)
         return escape(one_line(format(value, format_spec)))
 
 
 _formatter = _Escaping()
 
 
-def markup(template: str, *args: object, **values: object) -> str:
+def markup(template: str, *args: object, **values: object) -> Markup:
     """The code's ``template`` (rich markup, str.format fields) with every value escaped and on one line."""
-    return _formatter.format(template, *args, **values)
+    return Markup(_formatter.format(template, *args, **values))
 
 
 def say(template: str, *args: object, **values: object) -> None:

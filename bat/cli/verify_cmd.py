@@ -19,7 +19,7 @@ from pathlib import Path
 import typer
 
 from bat.cli.options import positive_finite
-from bat.cli.output import EXIT_FOUND
+from bat.cli.output import EXIT_FOUND, document, say
 
 
 def verify(
@@ -79,12 +79,14 @@ def verify(
         raise typer.BadParameter("give --config, --first, --random N or --ci")
     text = source.read_text() if source else None
     is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
-    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
+    described = session.describe()
+    say("[bold]{}[/]: {}", CORRECTNESS_ONLY, described)
     if source:
         console.print(escape(f"source: {source.name}" + (
             " (HIP, run through the emulated HIP layer; gated by NVRTC for sm_90 through the same layer: "
             "what an Nvidia GPU would accept for this code)" if is_hip else "")), highlight=False)
     failed = refused = 0
+    checked_list = []
     for n, item in enumerate(chosen, 1):
         console.print(escape(f"[{n}/{len(chosen)}] {item.why}: {json.dumps(item.config)}"), highlight=False)
         edge, checked = session.verify(item.config, source=text, source_name=source.name if source else None)
@@ -97,11 +99,16 @@ def verify(
         console.print(f"    [{'green' if checked.ok else 'red'}]{status}[/]{ratio}; this machine spent "
                       f"{checked.gate_s:.1f} s in NVRTC, {checked.build_s:.1f} s building, {checked.run_s:.1f} s "
                       "emulating", highlight=False)
+        checked_list.append({"why": item.why, "config": item.config, "status": status, "ok": bool(checked.ok),
+                             "refused": bool(checked.refused), "error_ratio": checked.error_ratio,
+                             "message": checked.result.message or None})
         if checked.result.message:
             console.print(f"    {checked.result.message}", highlight=False, soft_wrap=True, markup=False)
     session.close()
     console.print(f"{len(chosen) - failed - refused} of {len(chosen)} configurations ok"
                   + (f"; {refused} not run: a GPU would refuse them" if refused else ""))
+    document({"correctness_only": True, "session": described, "configurations": checked_list,
+              "ok": len(chosen) - failed - refused, "failed": failed, "refused": refused})
     if failed:
         raise typer.Exit(EXIT_FOUND)
 
