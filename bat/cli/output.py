@@ -2,7 +2,8 @@
 
 * **Exit codes**, the same for every command: 0 success; 1 an internal error (a bug in BAT) only;
   2 bad input or usage; 3 the command worked and found something (a compare regression, a flagged
-  dataset, a configuration that failed verification); 130 interrupted.
+  dataset, a configuration that failed verification); 75 ``bat record`` only: run again (with
+  ``--resume``) in a fresh process; 130 interrupted.
 * **Text from outside is never markup.** ``say`` and ``warn`` take the code's own rich markup as
   the template and every value as an argument; each value is formatted, made one line
   (``one_line``: control characters, line and paragraph separators shown as escapes) and escaped
@@ -37,6 +38,9 @@ from rich.markup import escape
 from bat.cli.console import console, err_console
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FOUND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: ``bat record`` only: the GPU needs a fresh process (a hung kernel, a sticky CUDA error); run again with
+#: --resume. sysexits.h's EX_TEMPFAIL, "try again later".
+EXIT_RETRY = 75
 #: Seconds between two progress lines when stderr is not a terminal.
 PROGRESS_EVERY_S = 10.0
 #: Width of the consoles when they are not a terminal: wide enough that no path or id is wrapped.
@@ -110,10 +114,10 @@ def say(template: str, *args: object, **values: object) -> None:
     console.print(markup(template, *args, **values), highlight=False, soft_wrap=True)
 
 
-def tell(template: str, *args: object, **values: object) -> None:
-    """Print one line on stderr (kept under ``--json``, silenced by ``--quiet``): what a run is doing."""
-    if not mode.quiet:
-        err_console.print(markup(template, *args, **values), highlight=False, soft_wrap=True)
+def block(text: str, indent: str = "    ") -> None:
+    """Print external text that is several lines by nature (a sanitizer's report) as it is: no markup, indented."""
+    console.print("\n".join(indent + one_line(line) for line in str(text).splitlines()), markup=False,
+                  highlight=False, soft_wrap=True)
 
 
 def warn(template: str, *args: object, **values: object) -> None:
@@ -200,7 +204,7 @@ def progress(label: str, total: float | None = None) -> Iterator[Callable[[float
         return
     if not err_console.is_terminal:
         log = ProgressLog(label, lambda line: err_console.print(line, markup=False, highlight=False,
-                                                                soft_wrap=True))
+                                                                soft_wrap=True), every_s=PROGRESS_EVERY_S)
         yield lambda done, total=total: log.update(done, total)
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

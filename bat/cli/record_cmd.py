@@ -11,9 +11,7 @@ from pathlib import Path
 import typer
 
 from bat.cli.options import positive_finite
-
-#: Exit status when the device must be reset: resume in a fresh process.
-EXIT_RESUME_IN_NEW_PROCESS = 3
+from bat.cli.output import EXIT_RETRY
 
 
 class SizeChoice(StrEnum):
@@ -51,7 +49,7 @@ def record(
     (<out>.journal.jsonl); after an interruption (kill -9 included), --limit
     or --max-minutes, run the same command with --resume. With --counters, ncu
     must be on PATH (checked before anything is measured). Exit status 0: done
-    or stopped as asked; 3: the device needs a fresh process (a hung kernel
+    or stopped as asked; 75: the device needs a fresh process (a hung kernel
     or a sticky CUDA error): run again with --resume.
     """
     from bat.cli.console import console
@@ -92,28 +90,24 @@ def record(
         return
     console.print(f"stopped: {outcome.stopped}; continue with the same command and --resume", highlight=False)
     if broken:
-        raise typer.Exit(EXIT_RESUME_IN_NEW_PROCESS)
+        raise typer.Exit(EXIT_RETRY)
 
 
 @contextmanager
 def recording_bar() -> Iterator[tuple[Callable[[str, int, int], None], Callable[[dict], None]]]:
-    """A progress bar with the statuses so far; yields the callbacks that start and advance it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    """Progress of a recording (bat.cli.output.progress); yields the callbacks that start and advance it."""
+    from contextlib import ExitStack
 
-    from bat.cli.console import console
+    from bat.cli.output import progress
 
-    counts: dict[str, int] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[statuses]}"), TimeRemainingColumn(), console=console,
-                  transient=True) as bar:
-        task = []
-
+    state: dict = {}
+    with ExitStack() as stack:
         def start(label: str, total: int, done: int) -> None:
-            task.append(bar.add_task(label, total=total, completed=done, statuses=""))
+            state.update(done=done, total=total, move=stack.enter_context(progress(label, total)))
 
         def advance(rec: dict) -> None:
-            counts[rec["status"]] = counts.get(rec["status"], 0) + 1
-            bar.update(task[0], advance=1, statuses=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            state["done"] += 1
+            state["move"](state["done"], state["total"])
 
         yield start, advance
 
