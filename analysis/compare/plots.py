@@ -26,7 +26,7 @@ from bat.analysis.compare.assess import random_times
 from bat.analysis.compare.campaign import Campaign
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
-from bat.analysis.plots import pyplot, save_figure, set_title
+from bat.analysis.plots import pyplot, save_figure, set_title, styled
 
 
 def panels(n: int, width: float = 4.6, height: float = 3.4):
@@ -85,6 +85,7 @@ def _style(ax, bench: str, gpu: str) -> None:
     ax.legend(fontsize="x-small", loc="lower right")
 
 
+@styled
 def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -> list[Path]:
     """Write ``convergence_<tuner>.png`` files and ``overlay.png`` into ``out``; return their paths."""
     top = max(campaign.budgets)

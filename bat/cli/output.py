@@ -120,6 +120,11 @@ def block(text: str, indent: str = "    ") -> None:
                   highlight=False, soft_wrap=True)
 
 
+def say_err(template: str, *args: object, **values: object) -> None:
+    """Print one line on stderr (``bat serve``, whose stdout may be the protocol); see ``markup``."""
+    err_console.print(markup(template, *args, **values), highlight=False, soft_wrap=True)
+
+
 def warn(template: str, *args: object, **values: object) -> None:
     """Print a warning line on stderr, whatever the mode."""
     err_console.print("[yellow]warning:[/] " + markup(template, *args, **values), highlight=False, soft_wrap=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from bat.cli.options import positive_finite
-from bat.cli.output import EXIT_RETRY
+from bat.cli.output import EXIT_RETRY, say
 
 
 class SizeChoice(StrEnum):
@@ -52,7 +52,6 @@ def record(
     or stopped as asked; 75: the device needs a fresh process (a hung kernel
     or a sticky CUDA error): run again with --resume.
     """
-    from bat.cli.console import console
     from bat.core.benchmark import load_benchmark
     from bat.core.errors import BatError
 
@@ -77,18 +76,18 @@ def record(
             done = record_live(bench, out=out, sample=sample, seed=seed, gpu_name=gpu_name,
                                small=size is SizeChoice.small, resume=resume, force=force, limit=limit,
                                max_seconds=max_seconds, workers=workers, repeats=repeats, timeout_s=timeout,
-                               counters=counters, on_note=lambda m: console.print(m, highlight=False),
+                               counters=counters, on_note=lambda m: say("{}", m),
                                on_start=on_start, on_record=on_record)
         if done.outcome is None:
             return
         dataset, outcome, out, broken = done.dataset, done.outcome, done.out, done.broken
     summary = ", ".join(f"{k} {v}" for k, v in sorted(dataset.frame["status"].value_counts().items()))
-    console.print(f"measured {outcome.measured_now} now; {outcome.done} of {outcome.expected} of {bench.name} "
-                  f"on {dataset.meta.gpu} in {out} ({summary or 'empty'})", highlight=False, soft_wrap=True)
+    say("measured {} now; {} of {} of {} on {} in {} ({})", outcome.measured_now, outcome.done, outcome.expected,
+        bench.name, dataset.meta.gpu, out, summary or "empty")
     if outcome.complete:
-        console.print("complete")
+        say("complete")
         return
-    console.print(f"stopped: {outcome.stopped}; continue with the same command and --resume", highlight=False)
+    say("stopped: {}; continue with the same command and --resume", outcome.stopped)
     if broken:
         raise typer.Exit(EXIT_RETRY)
 
