@@ -101,3 +101,11 @@ def test_a_tuner_in_a_single_file_on_the_path(tmp_path, monkeypatch, capsys):
     out = tmp_path / "t.parquet"
     assert main(["run", "--tuner", "my_tuner:Mine", "-b", "pnpoly", "-n", "5", "-o", str(out)]) == EXIT_OK
     assert out.exists()
+
+
+def test_export_takes_the_benchmark_as_option_or_argument(tmp_path, capsys):
+    assert main(["export", "-b", "gemm", "--to", "t1", "--out", str(tmp_path / "a.json")]) == EXIT_OK
+    assert main(["export", "gemm", "--to", "t1", "--out", str(tmp_path / "b.json")]) == EXIT_OK
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
+    assert main(["export", "--to", "t1", "--out", str(tmp_path / "c.json")]) == EXIT_USAGE
+    assert not (tmp_path / "c.json").exists()

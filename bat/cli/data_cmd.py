@@ -155,8 +155,10 @@ def _import_space(file: Path, out: Path | None, force: bool) -> None:
 
 
 def export(
-    source: str = typer.Argument(..., help="Dataset file or id; for --to t1 also a benchmark or space file."),
+    source: str = typer.Argument(None, help="Dataset file or id; for --to t1 also a benchmark or space file."),
     to: Format = typer.Option(..., "--to", help="Target format."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b", help="The same as SOURCE (--to t1: the space of this "
+                                                                  "benchmark)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file (.json or .json.gz)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
@@ -169,6 +171,9 @@ def export(
     from bat.formats.t4 import write_t4
     from bat.registry import resolve_benchmark, resolve_dataset
 
+    if (source is None) == (benchmark is None):
+        raise DatasetError("bat export: give the source once, as SOURCE or as --benchmark")
+    source = source or benchmark
     check_output(check_writable(out), overwrite=force, what="--out")
     if to is Format.t1:
         is_data = source.endswith(".parquet") or _is_dataset_id(source)
