@@ -12,10 +12,13 @@ anything else is a bug in BAT and prints one line with a hint to rerun with
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -82,7 +85,24 @@ def _register() -> None:
         module.register(app)
 
 
+class _Interrupted(Exception):
+    """An interruption inside a command, carried past typer (which turns KeyboardInterrupt into a bare 130)."""
+
+
+def _interruptible(command: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted() from exc
+
+    return run
+
+
 _register()
+for _info in app.registered_commands:
+    _info.callback = _interruptible(_info.callback)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,6 +122,8 @@ def _run(args: list[str], debug: bool) -> int:
         code = app(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
     except typer.Exit as exc:
         return exc.exit_code
+    except _Interrupted as exc:  # a journalled run's (RunInterrupted) names its journal
+        return _fail(str(exc.__cause__) or "interrupted", EXIT_INTERRUPTED, debug)
     except SystemExit as exc:  # typer's --install-completion / --show-completion end with sys.exit(0)
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except BatError as exc:
