@@ -28,7 +28,9 @@ class BenchmarkData:
 
     def gpu_name(self, gpu: str) -> str:
         """Full GPU name for figures and tables (the id when the data has none)."""
-        return self.datasets[gpu].meta.gpu_name or gpu.replace("_", " ")
+        from bat.analysis.plots import gpu_label
+
+        return gpu_label(gpu, self.datasets[gpu].meta.gpu_name)
 
     def vendor(self, gpu: str) -> str:
         """The GPU's vendor (bat.core.gpus), "" when neither its id nor its name tells."""

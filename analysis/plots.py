@@ -17,7 +17,9 @@ from __future__ import annotations
 import functools
 import sys
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -76,15 +78,42 @@ def _figure(figsize: tuple[float, float]) -> tuple[Figure, Any]:
     return fig, fig.subplots()
 
 
-@styled
+#: Formats a figure can be written in (``--format``); PNG is always among them (report.md embeds it).
+FORMATS = ("png", "svg", "pdf")
+_formats: ContextVar[tuple[str, ...] | None] = ContextVar("figure_formats", default=None)
+
+
+@contextmanager
+def figure_formats(formats: Sequence[str]) -> Iterator[None]:
+    """Within this block every ``save_figure`` writes PNG and ``formats`` (of ``FORMATS``)."""
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"figure format {', '.join(unknown)}: expected {', '.join(FORMATS)}")
+    token = _formats.set(tuple(dict.fromkeys(["png", *formats])))
+    try:
+        yield
+    finally:
+        _formats.reset(token)
+
+
 @styled
 def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
-    """Write ``path``.png (and .svg) atomically, with a tight bounding box; close the figure; return the PNG."""
-    publish(path.with_suffix(".png"), lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format="png"))
-    if svg:
-        publish(path.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, bbox_inches="tight", format="svg"))
+    """Write ``path``.png (and .svg, or the formats of ``figure_formats``) atomically; close the figure.
+
+    Returns the PNG. Saved with a tight bounding box; the constrained layout of ``STYLE`` keeps a
+    plain ``savefig`` of the same figure whole too.
+    """
+    chosen = _formats.get() or (("png", "svg") if svg else ("png",))
+    for fmt in chosen:
+        publish(path.with_suffix(f".{fmt}"), lambda tmp, fmt=fmt: fig.savefig(
+            tmp, dpi=150, bbox_inches="tight", format=fmt))
     pyplot().close(fig)
     return path.with_suffix(".png")
+
+
+def gpu_label(gpu: str, gpu_name: str | None) -> str:
+    """How every figure and report names a GPU: the dataset's GPU name, else its id with spaces."""
+    return gpu_name or gpu.replace("_", " ")
 
 
 def wrap(text: str, inches: float, scale: float = 1.0) -> str:
@@ -93,9 +122,10 @@ def wrap(text: str, inches: float, scale: float = 1.0) -> str:
 
 
 def set_title(ax: Any, text: str, fontsize: float = 9) -> None:
-    """A title wrapped to the width of its axes."""
+    """A title wrapped to the width of its axes, from their left edge (it never runs off the figure's left,
+    however much a legend beside the axes narrows them)."""
     width = ax.get_position().width * ax.figure.get_figwidth()
-    ax.set_title(wrap(text, width, fontsize / 9), fontsize=fontsize)
+    ax.set_title(wrap(text, width, fontsize / 9), fontsize=fontsize, loc="left")
 
 
 @styled

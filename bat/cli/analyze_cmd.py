@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from bat.cli.output import document, progress, say
+
+if TYPE_CHECKING:
+    from bat.analysis.report import AnalyzeSettings
+
+
+def figure_format_list(text: str) -> list[str]:
+    """``--format``: comma-separated figure formats, checked before any work."""
+    from bat.analysis.plots import FORMATS
+
+    chosen = [f.strip().lower() for f in text.split(",") if f.strip()]
+    if not chosen or any(f not in FORMATS for f in chosen):
+        raise typer.BadParameter(f"expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}",
+                                 param_hint="--format")
+    return chosen
 
 
 def analyze(
@@ -38,16 +53,21 @@ def analyze(
                                                            "methodology score of each tuner."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the models and shuffles."),
     force: bool = typer.Option(False, "--force", help="Replace the report of an earlier run in --out."),
+    formats: str = typer.Option("png,svg", "--format",
+                                help="Figure formats, comma-separated: png, svg, pdf (PNG always: the report "
+                                     "embeds it)."),
 ) -> None:
     """Analyse the search space of benchmarks from their recorded data and write a report."""
     from bat.analysis.data import group_by_space, load_benchmark_data, load_dataset_data
     from bat.analysis.model import ModelSettings
-    from bat.analysis.report import AnalyzeSettings, analyze_benchmark, write_report
+    from bat.analysis.plots import figure_formats
+    from bat.analysis.report import AnalyzeSettings, write_report
     from bat.core.atomic import check_output, check_output_folder
     from bat.core.errors import DatasetError
     from bat.core.trace import read_trace
     from bat.registry import dataset_entries
 
+    chosen = figure_format_list(formats)
     if all_:
         jobs = group_by_space([e for e in dataset_entries() if not gpus or e.meta.gpu in gpus])
     else:
@@ -66,11 +86,23 @@ def analyze(
                                importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
+    with figure_formats(chosen):
+        results = _analyze_all(jobs, settings, out)
+        report = write_report(results, settings, out)
+    _summarize(results, report, speedup, convergence, out)
+
+
+def _analyze_all(jobs: list, settings: AnalyzeSettings, out: Path) -> list[dict]:
+    from bat.analysis.report import analyze_benchmark
+
     results = []
     for data in jobs:
         with progress(f"analyze {data.benchmark}", 1.0) as moved:
             results.append(analyze_benchmark(data, settings, out / "figures", lambda what, fraction: moved(fraction)))
-    report = write_report(results, settings, out)
+    return results
+
+
+def _summarize(results: list[dict], report: Path, speedup: str, convergence: str, out: Path) -> None:
     summaries = []
     for r in results:
         values = r["speedup"]["values"]

@@ -60,6 +60,8 @@ def compare(
     backend: str = typer.Option("replay", "--backend", help="replay (recorded data) or live (the GPU, one "
                                                             "run at a time)."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write convergence plots."),
+    formats: str = typer.Option("png", "--format", help="Figure formats, comma-separated: png, svg, pdf (PNG "
+                                                         "always: the summary embeds it)."),
     success: str = typer.Option("noise", "--success",
                                 help="A successful run holds a configuration in the noise-aware optimum set "
                                      "(noise), or within RATIO x the best recorded time (e.g. 1.05)."),
@@ -70,6 +72,8 @@ def compare(
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from bat.analysis.compare.study import compare as run_comparison
     from bat.analysis.compare.study import plan_campaign
+    from bat.analysis.plots import figure_formats
+    from bat.cli.analyze_cmd import figure_format_list
 
     try:
         budget_list = [int(b) for b in (_split(budgets) or [])]
@@ -81,7 +85,8 @@ def compare(
                              seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise)
     if scheduler:
         _check_scheduler(scheduler)
-    with progress("runs") as moved:
+    chosen = figure_format_list(formats)
+    with progress("runs") as moved, figure_formats(chosen):
         done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
                               success=success, workers=workers, scheduler=scheduler, plots=plots,
                               progress=lambda k, n: moved(k, n))
