@@ -111,11 +111,6 @@ def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
     return path.with_suffix(".png")
 
 
-def gpu_label(gpu: str, gpu_name: str | None) -> str:
-    """How every figure and report names a GPU: the dataset's GPU name, else its id with spaces."""
-    return gpu_name or gpu.replace("_", " ")
-
-
 def wrap(text: str, inches: float, scale: float = 1.0) -> str:
     """``text`` broken into lines that fit ``inches`` of width (``scale``: font size / 9 pt)."""
     return textwrap.fill(text, max(12, int(inches * _CHARS_PER_INCH / scale)))

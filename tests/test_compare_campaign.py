@@ -41,7 +41,7 @@ def test_tuner_spec_parsing_and_errors() -> None:
         TunerSpec.parse("=optuna")
     with pytest.raises(UnknownNameError, match="no_such"):
         TunerSpec.parse("no_such").build()
-    with pytest.raises(RegistryError, match=r"not a bat\.tuner\.Tuner"):
+    with pytest.raises(RegistryError, match=r"not a bat\.core\.tuner\.Tuner"):
         TunerSpec.parse("x=bat.analysis.compare.campaign:Campaign").build()
     with pytest.raises(CampaignError, match="unique"):
         campaign(tuners=(RANDOM, RANDOM))

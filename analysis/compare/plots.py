@@ -26,7 +26,8 @@ from bat.analysis.compare.assess import random_times
 from bat.analysis.compare.campaign import Campaign
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
-from bat.analysis.plots import gpu_label, pyplot, save_figure, set_title, styled
+from bat.analysis.data import gpu_label
+from bat.analysis.plots import pyplot, save_figure, set_title, styled
 
 
 def panels(n: int, width: float = 4.6, height: float = 3.4):

@@ -42,10 +42,10 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from bat import __version__
+        import bat
 
-        output.say("bat {}", __version__)
-        output.document({"version": __version__})
+        output.say("bat {}", bat.__version__)
+        output.document({"version": bat.__version__})
         raise typer.Exit(EXIT_OK)
 
 

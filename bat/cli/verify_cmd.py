@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from bat.cli.options import positive_finite
+
+if TYPE_CHECKING:
+    from bat.backends.emulated.edges import EdgeSessions
+    from bat.backends.emulated.selection import Selected
 from bat.cli.output import EXIT_FOUND, block, document, progress, say
 
 
@@ -82,9 +87,22 @@ def verify(
     if source:
         say("source: {}{}", source.name, " (HIP, run through the emulated HIP layer; gated by NVRTC for sm_90 "
             "through the same layer: what an Nvidia GPU would accept for this code)" if is_hip else "")
+    failed, refused, checked_list = _check_all(session, bench.name, chosen, text, source)
+    session.close()
+    say("{} of {} configurations ok{}", len(chosen) - failed - refused, len(chosen),
+        f"; {refused} not run: a GPU would refuse them" if refused else "")
+    document({"correctness_only": True, "session": described, "configurations": checked_list,
+              "ok": len(chosen) - failed - refused, "failed": failed, "refused": refused})
+    if failed:
+        raise typer.Exit(EXIT_FOUND)
+
+
+def _check_all(session: EdgeSessions, name: str, chosen: list[Selected], text: str | None,
+               source: Path | None) -> tuple[int, int, list[dict]]:
+    """Verify each chosen configuration, printing as it goes; (failed, refused, their records)."""
     failed = refused = 0
     checked_list = []
-    with progress(f"verify {bench.name}", len(chosen)) as moved:
+    with progress(f"verify {name}", len(chosen)) as moved:
         for n, item in enumerate(chosen, 1):
             say("[{}/{}] {}: {}", n, len(chosen), item.why, json.dumps(item.config))
             edge, checked = session.verify(item.config, source=text, source_name=source.name if source else None)
@@ -102,13 +120,7 @@ def verify(
                                  "refused": bool(checked.refused), "error_ratio": checked.error_ratio,
                                  "message": checked.result.message or None})
             moved(n, len(chosen))
-    session.close()
-    say("{} of {} configurations ok{}", len(chosen) - failed - refused, len(chosen),
-        f"; {refused} not run: a GPU would refuse them" if refused else "")
-    document({"correctness_only": True, "session": described, "configurations": checked_list,
-              "ok": len(chosen) - failed - refused, "failed": failed, "refused": refused})
-    if failed:
-        raise typer.Exit(EXIT_FOUND)
+    return failed, refused, checked_list
 
 
 def register(app: typer.Typer) -> None:
