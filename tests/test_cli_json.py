@@ -34,7 +34,8 @@ def document(args: list[str], capsys, code: int = EXIT_OK) -> dict:
 
 def test_every_schema_is_a_valid_schema():
     names = {p.stem for p in SCHEMAS.glob("*.json")}
-    assert {"list", "space", "run", "compare", "analyze", "check", "verify", "import", "export", "error"} <= names
+    assert {"list", "space", "run", "compare", "analyze", "check", "verify", "import", "export", "inspect", "record",
+            "error"} <= names
     for path in SCHEMAS.glob("*.json"):
         jsonschema.Draft202012Validator.check_schema(json.loads(path.read_text()))
 
@@ -122,3 +123,11 @@ def test_human_output_off_a_terminal_wraps_no_id_or_path(capsys):
     assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "2", "-o", f"/nonexistent/{long}.parquet"]) \
         == EXIT_USAGE
     assert long in capsys.readouterr().err
+
+
+def test_inspect_and_serve(capsys):
+    doc = document(["inspect", "-b", "pnpoly", "--random"], capsys)
+    assert doc["resources"]["registers"] > 0 and doc["arch"]
+    assert main(["serve", "-b", "gemm", "--json"]) == EXIT_USAGE  # stdout is the protocol's: refused, and silent
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--json" in captured.err

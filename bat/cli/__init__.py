@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     json_output = _take_flag(args, (JSON_FLAG,))
     quiet = _take_flag(args, QUIET_FLAGS)
     output.configure(json_output=json_output, quiet=quiet, command=_command_name(args))
+    if json_output and output.mode.command == "serve":  # its stdout is the protocol's: not even an error there
+        return _fail("bat serve speaks the protocol on stdout: --json is not available there", EXIT_USAGE, debug)
     code = _run(args, debug)
     output.emit(code, output.mode.error if code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED) else None)
     return code

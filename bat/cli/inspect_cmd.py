@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from bat.cli.output import cell, markup, say
+from bat.cli.output import cell, document, markup, say
 
 
 def parse_config(text: str) -> dict[str, object]:
@@ -70,6 +70,8 @@ def inspect(
     for name, value in usage.as_columns().items():
         t.add_row(cell(name), cell(value))
     console.print(t)
+    document({"benchmark": bench.name, "config": cfg, "kernel": usage.kernel, "arch": usage.arch,
+              "resources": usage.as_columns()})
 
 
 def register(app: typer.Typer) -> None:

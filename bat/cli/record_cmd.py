@@ -11,7 +11,7 @@ from pathlib import Path
 import typer
 
 from bat.cli.options import positive_finite
-from bat.cli.output import EXIT_RETRY, say
+from bat.cli.output import EXIT_RETRY, document, say
 
 
 class SizeChoice(StrEnum):
@@ -84,6 +84,9 @@ def record(
     summary = ", ".join(f"{k} {v}" for k, v in sorted(dataset.frame["status"].value_counts().items()))
     say("measured {} now; {} of {} of {} on {} in {} ({})", outcome.measured_now, outcome.done, outcome.expected,
         bench.name, dataset.meta.gpu, out, summary or "empty")
+    document({"benchmark": bench.name, "gpu": dataset.meta.gpu, "out": str(out), "measured_now": outcome.measured_now,
+              "done": outcome.done, "expected": outcome.expected, "complete": bool(outcome.complete),
+              "stopped": None if outcome.complete else str(outcome.stopped), "retry_in_new_process": bool(broken)})
     if outcome.complete:
         say("complete")
         return
