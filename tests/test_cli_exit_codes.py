@@ -71,7 +71,9 @@ def test_shell_completion_completes_command_names():
     done = subprocess.run([sys.executable, "-c", "import sys; from bat.cli import main; sys.exit(main())"],
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["list"], done.stderr
-    assert main(["--show-completion", "bash"]) == EXIT_OK
+    helped = subprocess.run([sys.executable, "-c", "import sys; from bat.cli import main; sys.exit(main())", "--help"],
+                            capture_output=True, text=True, timeout=60)
+    assert "--install-completion" in helped.stdout  # it installs the script above for the user's shell
 
 
 def test_did_you_mean_for_a_misspelt_name(capsys):
