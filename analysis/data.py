@@ -14,6 +14,11 @@ from bat.core.space import SearchSpace
 from bat.registry import DatasetEntry, dataset_entries
 
 
+def gpu_label(gpu: str, gpu_name: str | None) -> str:
+    """How every figure and report names a GPU: the dataset's GPU name, else its id with spaces."""
+    return gpu_name or gpu.replace("_", " ")
+
+
 @dataclass
 class BenchmarkData:
     """The datasets of one benchmark, keyed by GPU id, on one search space."""
@@ -28,7 +33,7 @@ class BenchmarkData:
 
     def gpu_name(self, gpu: str) -> str:
         """Full GPU name for figures and tables (the id when the data has none)."""
-        return self.datasets[gpu].meta.gpu_name or gpu.replace("_", " ")
+        return gpu_label(gpu, self.datasets[gpu].meta.gpu_name)
 
     def vendor(self, gpu: str) -> str:
         """The GPU's vendor (bat.core.gpus), "" when neither its id nor its name tells."""

@@ -5,18 +5,23 @@ Each ``*_figure`` function draws one figure and returns it (a
 once when a cell returns it and nothing is left open); each ``plot_*``
 function draws the same figure and writes it as PNG and SVG next to each
 other, returning the PNG path. Long titles and tick labels are wrapped to the
-figure's width and figures are saved with a tight bounding box, so nothing is
-clipped. ``pyplot``, ``save_figure`` and ``set_title`` are shared with the
-figures of ``bat compare``.
+figure's width; every figure is drawn under ``STYLE`` (``styled``): constrained
+layout, so a plain ``fig.savefig(path)`` keeps every label and nothing overlaps,
+and no mathtext, so text from data (a GPU name, a label with ``$``) is drawn as
+written. ``pyplot``, ``save_figure``, ``set_title`` and ``styled`` are shared
+with the figures of ``bat compare``.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -32,6 +37,26 @@ if TYPE_CHECKING:
 
 #: characters per inch of figure width at the title font size (9 pt), measured on DejaVu Sans
 _CHARS_PER_INCH = 15
+#: The rc settings every figure is drawn and saved under: text is never mathtext (data is not code),
+#: and constrained layout places every title, label and legend.
+STYLE = {"text.parse_math": False, "figure.constrained_layout.use": True}
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def styled(draw: Callable[P, R]) -> Callable[P, R]:
+    """``draw`` run under ``STYLE`` (every Text it makes keeps the setting, whenever it is saved)."""
+
+    @functools.wraps(draw)
+    def under_style(*args: P.args, **kwargs: P.kwargs) -> R:
+        import matplotlib
+
+        pyplot()
+        with matplotlib.rc_context(STYLE):
+            return draw(*args, **kwargs)
+
+    return under_style
 
 
 def pyplot() -> Any:
@@ -53,11 +78,35 @@ def _figure(figsize: tuple[float, float]) -> tuple[Figure, Any]:
     return fig, fig.subplots()
 
 
+#: Formats a figure can be written in (``--format``); PNG is always among them (report.md embeds it).
+FORMATS = ("png", "svg", "pdf")
+_formats: ContextVar[tuple[str, ...] | None] = ContextVar("figure_formats", default=None)
+
+
+@contextmanager
+def figure_formats(formats: Sequence[str]) -> Iterator[None]:
+    """Within this block every ``save_figure`` writes PNG and ``formats`` (of ``FORMATS``)."""
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"figure format {', '.join(unknown)}: expected {', '.join(FORMATS)}")
+    token = _formats.set(tuple(dict.fromkeys(["png", *formats])))
+    try:
+        yield
+    finally:
+        _formats.reset(token)
+
+
+@styled
 def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
-    """Write ``path``.png (and .svg) atomically, with a tight bounding box; close the figure; return the PNG."""
-    publish(path.with_suffix(".png"), lambda tmp: fig.savefig(tmp, dpi=150, bbox_inches="tight", format="png"))
-    if svg:
-        publish(path.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, bbox_inches="tight", format="svg"))
+    """Write ``path``.png (and .svg, or the formats of ``figure_formats``) atomically; close the figure.
+
+    Returns the PNG. Saved with a tight bounding box; the constrained layout of ``STYLE`` keeps a
+    plain ``savefig`` of the same figure whole too.
+    """
+    chosen = _formats.get() or (("png", "svg") if svg else ("png",))
+    for fmt in chosen:
+        publish(path.with_suffix(f".{fmt}"), lambda tmp, fmt=fmt: fig.savefig(
+            tmp, dpi=150, bbox_inches="tight", format=fmt))
     pyplot().close(fig)
     return path.with_suffix(".png")
 
@@ -68,11 +117,13 @@ def wrap(text: str, inches: float, scale: float = 1.0) -> str:
 
 
 def set_title(ax: Any, text: str, fontsize: float = 9) -> None:
-    """A title wrapped to the width of its axes."""
+    """A title wrapped to the width of its axes, from their left edge (it never runs off the figure's left,
+    however much a legend beside the axes narrows them)."""
     width = ax.get_position().width * ax.figure.get_figwidth()
-    ax.set_title(wrap(text, width, fontsize / 9), fontsize=fontsize)
+    ax.set_title(wrap(text, width, fontsize / 9), fontsize=fontsize, loc="left")
 
 
+@styled
 def distribution_figure(benchmark: str, dists: Mapping[str, Distribution]) -> Figure:
     """Violins of time / median per GPU, log scale."""
     fig, ax = _figure((2.4 + 1.5 * len(dists), 4))
@@ -85,6 +136,7 @@ def distribution_figure(benchmark: str, dists: Mapping[str, Distribution]) -> Fi
     return fig
 
 
+@styled
 def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -> Figure:
     """Grouped bars: benchmark x GPU max speedup over median.
 
@@ -116,6 +168,7 @@ def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -
     return fig
 
 
+@styled
 def convergence_figure(title: str, curves: Sequence[Curve]) -> Figure:
     """Relative performance against evaluations: random search as a line with its band, traces as steps.
 
@@ -145,6 +198,7 @@ def convergence_figure(title: str, curves: Sequence[Curve]) -> Figure:
     return fig
 
 
+@styled
 def centrality_figure(benchmark: str, results: Mapping[str, Centrality], p_max: float = 0.15) -> Figure:
     """Proportion of centrality against p, one line per GPU."""
     fig, ax = _figure((6.4, 4.2))
@@ -161,6 +215,7 @@ def centrality_figure(benchmark: str, results: Mapping[str, Centrality], p_max: 
     return fig
 
 
+@styled
 def importance_figure(benchmark: str, results: Mapping[str, Importance]) -> Figure:
     """Horizontal bars of PFI per parameter and GPU, with the confidence band as error bars.
 
@@ -183,6 +238,7 @@ def importance_figure(benchmark: str, results: Mapping[str, Importance]) -> Figu
     return fig
 
 
+@styled
 def portability_figure(benchmark: str, port: Portability, names: Mapping[str, str] | None = None
                        ) -> Figure | None:
     """Heatmap in percent; empty cells are hatched and labelled with their reason.
@@ -229,6 +285,7 @@ def portability_figure(benchmark: str, port: Portability, names: Mapping[str, st
 VENDOR_COLOURS = {"NVIDIA": "#76b900", "AMD": "#c8102e", "": "#8c8c8c"}
 
 
+@styled
 def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float | None]],
                          vendors: Mapping[str, str]) -> Figure:
     """Max speedup of each GPU's best configuration over its median one and over the default one.

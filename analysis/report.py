@@ -245,8 +245,8 @@ def write_report(results: list[dict[str, Any]], settings: AnalyzeSettings, out: 
     """Write report.md, results.json and the cross-benchmark figure; returns report.md."""
     out.mkdir(parents=True, exist_ok=True)
     definition = settings.speedup_definition
-    values = {r["benchmark"]: {g: v[definition]["value"] for g, v in r["speedup"]["values"].items()}
-              for r in results}
+    values = {r["benchmark"]: {r["gpus"][g]: v[definition]["value"] for g, v in r["speedup"]["values"].items()}
+              for r in results}  # GPUs by name, as in every other figure
     plots.plot_speedup(values, f"{definition}: {DEFINITIONS[definition]}", out / "figures" / "speedup")
     payload = {"settings": settings.to_dict(), "benchmarks": results}
     write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))

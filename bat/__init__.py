@@ -60,6 +60,14 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the installed distribution's version, read on first use
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            globals()[name] = version("bat-autotune")
+        except PackageNotFoundError:  # a source tree on the path, never installed
+            globals()[name] = "0+unknown"
+        return globals()[name]
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'bat' has no attribute {name!r}; the public API is: {', '.join(__all__)}")

@@ -109,7 +109,7 @@ CASES: list[Case] = [
     Case("import-missing-argument", ("import",), "'file'"),
     Case("import-missing-file", ("import", "missing.json", "-o", "o.parquet"), "missing.json"),
     Case("import-file-is-folder", ("import", "sub", "-o", "o.parquet"), "sub", {"sub/x": "x"}),
-    Case("export-missing-arguments", ("export",), "'source'"),
+    Case("export-missing-arguments", ("export",), "--to"),
     Case("export-missing-to", ("export", DS, "-o", "x.json"), "--to", {DS: copy_of(PNPOLY_DATA)}),
     Case("export-unknown-format", ("export", DS, "--to", "nope", "-o", "x.json"), "--to", {DS: copy_of(PNPOLY_DATA)}),
     Case("export-missing-dataset", ("export", "missing.parquet", "--to", "t4", "-o", "x.json"), "missing.parquet"),

@@ -64,7 +64,7 @@ def test_shipped_pnpoly_turing_datasets_are_flagged_and_the_others_pass():
 
 
 def test_bat_check_exit_status_and_output(capsys):
-    assert main(["check", "pnpoly"]) == 1
+    assert main(["check", "pnpoly"]) == 3
     out = capsys.readouterr().out
     assert "pnpoly/RTX_2080_Ti flagged" in out and "pnpoly/RTX_Titan flagged" in out
     assert "4 datasets checked, 2 flagged" in out

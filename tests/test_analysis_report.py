@@ -66,7 +66,8 @@ def test_analyze_all_writes_report(tmp_path, monkeypatch, capsys):
 
     report = (out / "report.md").read_text()
     assert "median over every recorded configuration" in report
-    assert "## Flagged datasets (data checks)" in report and f"**pnpoly/{titan}**" in report
+    assert "## Flagged datasets (data checks)" in report and "**pnpoly on NVIDIA TITAN RTX**" in report
+    assert "| setting | value |" in report and "| tuned on \\ run on |" in report and "{'" not in report
     assert "NVIDIA TITAN RTX ⚠" in report
     assert "n90 (median)" in report and "n90 (mean)" in report
     figures = [out / "figures" / png.split("/")[-1] for png in bench["figures"].values()]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from process_events import gone
 
 from bat.backends.command import command_backend, run_step
 from bat.benchmarks.matmul_c.make_reference import reference_text
@@ -169,12 +170,12 @@ def test_error_directive_is_a_compile_error(toy):
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path):
-    late = tmp_path / "late"
-    script = '(sleep 1; touch "$1") & sleep 30'
-    step = run_step(["sh", "-c", script, "sh", str(late)], tmp_path, 0.3)
+    late, pid_file = tmp_path / "late", tmp_path / "child.pid"
+    script = 'sh -c \'echo $$ > "$2"; sleep 1; touch "$1"\' sh "$1" "$2" & sleep 30'
+    step = run_step(["sh", "-c", script, "sh", str(late), str(pid_file)], tmp_path, 0.3)
     assert step.timed_out and step.returncode is None
-    time.sleep(1.5)
-    assert not late.exists()  # the background child died with its group
+    assert gone(pid_file)  # the background child died with its group (judged by the event, not a sleep)
+    assert not late.exists()  # so it never got to its touch
 
 
 # -- templates -------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_gate_flags_a_crippled_tuner_against_a_random_search_baseline(baseline: Path, tmp_path: Path) -> None:
     code = main(["compare", "--tuners", CRIPPLED, *COMMON, "--out", str(tmp_path), "--baseline", str(baseline),
                  "--workers", "2"])
-    assert code == 1
+    assert code == 3
     gate = json.loads((tmp_path / "results.json").read_text())["gate"]
     regressed = [c for c in gate["cells"] if c["regressed"]]
     assert not gate["passed"] and regressed

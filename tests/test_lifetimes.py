@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_events import gone
 
 from bat.backends.command import TAIL_BYTES, run_step
 from bat.backends.scratch import PREFIX, sweep_stale
@@ -34,12 +35,12 @@ def wait_for(check, seconds: float = 10.0) -> bool:
 
 @LINUX
 def test_timeout_kills_a_descendant_that_left_the_session(tmp_path):
-    late = tmp_path / "late"
-    script = 'setsid sh -c \'sleep 1; touch "$1"\' sh "$1" & sleep 30'
-    step = run_step(["sh", "-c", script, "sh", str(late)], tmp_path, 0.5, tag="test-setsid/0/run")
+    late, pid_file = tmp_path / "late", tmp_path / "child.pid"
+    script = 'setsid sh -c \'echo $$ > "$2"; sleep 1; touch "$1"\' sh "$1" "$2" & sleep 30'
+    step = run_step(["sh", "-c", script, "sh", str(late), str(pid_file)], tmp_path, 0.5, tag="test-setsid/0/run")
     assert step.timed_out
     assert tagged_pids("test-setsid/") == []
-    time.sleep(1.5)
+    assert gone(pid_file)  # judged by the event (the child ended), not by a sleep
     assert not late.exists()
 
 

@@ -203,7 +203,7 @@ def test_bat_list_datasets_shows_id_benchmark_gpu_size_source_path(tmp_path, cap
     assert run(["import", str(write(kt_cache_new(toy()), tmp_path / "toy_RTX_3090.json"))], capsys)[0] == 0
     code, out, _ = run(["list", "datasets"], capsys)
     assert code == 0
-    for word in ("data/toy_RTX_3090", "toy", "RTX_3090", "shipped/bat2-kerneltuner/gemm_RTX_3090", "id / path",
+    for word in ("data/toy_RTX_3090", "toy", "RTX_3090", "shipped/bat2-kerneltuner/gemm_RTX_3090", "path",
                  "rows", "source", "bat-data", "datasets/toy_RTX_3090.parquet", "imported from toy_RTX_3090.json",
                  "17,956"):
         assert word in out, word

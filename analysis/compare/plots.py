@@ -26,7 +26,8 @@ from bat.analysis.compare.assess import random_times
 from bat.analysis.compare.campaign import Campaign
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
-from bat.analysis.plots import pyplot, save_figure, set_title
+from bat.analysis.data import gpu_label
+from bat.analysis.plots import pyplot, save_figure, set_title, styled
 
 
 def panels(n: int, width: float = 4.6, height: float = 3.4):
@@ -77,19 +78,38 @@ def _draw_tuner(ax, ks: np.ndarray, records: list[RunRecord], label: str, color:
     ax.fill_between(ks, lo, hi, step="post", alpha=0.15, color=line.get_color())
 
 
+def gpu_names(campaign: Campaign) -> dict[tuple[str, str], str]:
+    """Each target's GPU as ``bat analyze`` names it (``gpu_label``: the dataset's GPU name)."""
+    from bat.core.dataset import Dataset
+    from bat.core.errors import BatError
+    from bat.registry import find_dataset
+
+    files = {(b, g): f for b, g, f in campaign.datasets}
+    names = {}
+    for bench, gpu in campaign.targets:
+        try:
+            path = files.get((bench, gpu)) or find_dataset(bench, gpu).path
+            names[bench, gpu] = gpu_label(gpu, Dataset.read_meta(path).gpu_name)
+        except BatError:  # a live target without recorded data
+            names[bench, gpu] = gpu_label(gpu, None)
+    return names
+
+
 def _style(ax, bench: str, gpu: str) -> None:
     ax.set(xscale="log", ylim=(0, 1.02), xlabel="evaluations (distinct configurations)",
            ylabel="best known / best found")
-    set_title(ax, f"{bench} / {gpu}")
+    set_title(ax, f"{bench} on {gpu}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="x-small", loc="lower right")
 
 
+@styled
 def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -> list[Path]:
     """Write ``convergence_<tuner>.png`` files and ``overlay.png`` into ``out``; return their paths."""
     top = max(campaign.budgets)
     ks = np.arange(1, top + 1)
     bands = _random_band(campaign, ks)
+    names = gpu_names(campaign)
     paths = []
     for t in campaign.tuners:
         fig, axes = panels(len(campaign.targets))
@@ -98,7 +118,7 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -
             mine = _runs(records, t.label, bench, gpu, top)
             if mine:
                 _draw_tuner(ax, ks, mine, t.label)
-            _style(ax, bench, gpu)
+            _style(ax, bench, names[bench, gpu])
         paths.append(save_figure(fig, out / f"convergence_{safe_name(t.label)}", svg=False))
     fig, axes = panels(len(campaign.targets), width=5.6, height=4.0)
     for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
@@ -107,7 +127,7 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -
             mine = _runs(records, t.label, bench, gpu, top)
             if mine:
                 _draw_tuner(ax, ks, mine, t.label)
-        _style(ax, bench, gpu)
+        _style(ax, bench, names[bench, gpu])
     fig.suptitle(f"{len(campaign.tuners)} tuners, {campaign.repeats} seeds each: every run thin, medians thick",
                  fontsize=10)
     paths.append(save_figure(fig, out / "overlay", svg=False))

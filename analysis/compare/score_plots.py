@@ -19,7 +19,7 @@ import numpy as np
 from bat.analysis.compare.methodology import AXES, Methodology
 from bat.analysis.compare.plots import panels
 from bat.analysis.ecdf import ecdf, random_ecdf_evaluations, random_ecdf_time
-from bat.analysis.plots import save_figure, set_title
+from bat.analysis.plots import save_figure, set_title, styled
 
 XLABEL = {"evaluations": "evaluations (distinct configurations)", "time": "simulated tuning time (s)"}
 
@@ -35,6 +35,7 @@ def _band(per_run: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(ci.low), np.asarray(ci.high)
 
 
+@styled
 def score_plots(m: Methodology, out: Path) -> list[Path]:
     """``score_<axis>.png`` for both axes."""
     paths = []
@@ -59,6 +60,7 @@ def score_plots(m: Methodology, out: Path) -> list[Path]:
     return paths
 
 
+@styled
 def ecdf_plots(m: Methodology, out: Path) -> list[Path]:
     """``ecdf_<axis>.png`` for both axes."""
     hits = m.hitting_times()

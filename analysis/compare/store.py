@@ -23,6 +23,7 @@ process), so the process that owns the file only inserts bytes. A
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,18 +91,46 @@ def decode_trace(blob: bytes) -> pd.DataFrame:
     return pa.ipc.open_stream(blob).read_all().to_pandas()
 
 
+SCHEMA = "CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, meta TEXT NOT NULL, trace BLOB NOT NULL)"
+
+
+def _create(path: Path) -> None:
+    """Create the store with its schema atomically: made under a private name, then linked into place.
+
+    A reader never sees ``runs.sqlite`` without its table (a kill or a second process between
+    the file's creation and the table's); when two processes create it at once, one link wins and
+    the other's copy is dropped.
+    """
+    pending = path.with_name(f".{path.name}.{os.getpid()}.creating")
+    pending.unlink(missing_ok=True)
+    db = sqlite3.connect(pending)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")  # kept in the file's header
+        db.execute(SCHEMA)
+        db.commit()
+    finally:
+        db.close()
+    try:
+        os.link(pending, path)
+    except FileExistsError:  # another process made it first: theirs is complete
+        pass
+    except OSError:  # a file system without hard links
+        if not path.exists():
+            os.replace(pending, path)
+    finally:
+        pending.unlink(missing_ok=True)
+
+
 class RunStore:
     """The ``runs.sqlite`` file of a campaign's output directory."""
 
     def __init__(self, out: str | Path) -> None:
         self.path = Path(out) / FILE_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():
+            _create(self.path)
         self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # atomic commits; fsync at checkpoints
-        self._db.execute("CREATE TABLE IF NOT EXISTS runs "
-                         "(run_id TEXT PRIMARY KEY, meta TEXT NOT NULL, trace BLOB NOT NULL)")
-        self._db.commit()
         self._adopt_parquet_runs(Path(out) / LEGACY_FOLDER)
 
     def _adopt_parquet_runs(self, folder: Path) -> None:

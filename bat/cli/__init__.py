@@ -3,36 +3,50 @@
 ``main`` is the one error path of every command. A user mistake (a bad
 option or argument, a malformed file, an unknown name: ``BatError``, typer's
 usage errors, an ``OSError`` on a path) prints one line naming the culprit
-and exits 2; an interruption exits 130; anything else is a bug in BAT and
-prints one line with a hint to rerun with ``--debug``, exit 1. ``--debug``
-(anywhere on the command line) adds the traceback.
+and exits 2; a command that worked and found something (a regression, a
+flagged dataset, a failed verification) exits 3; an interruption exits 130;
+anything else is a bug in BAT and prints one line with a hint to rerun with
+``--debug``, exit 1 (bat.cli.output states the codes). ``--debug``,
+``--json`` and ``--quiet`` are accepted anywhere on the command line.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
-from rich.markup import escape
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-from bat.cli.console import err_console
+from bat.cli import output
+from bat.cli.output import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from bat.core.errors import BatError
 
-#: Exit status of a user mistake (bad input), of a bug in BAT, and of an interruption.
-EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 1, 130
-DEBUG_FLAG = "--debug"
+__all__ = ["EXIT_FOUND", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
+
+DEBUG_FLAG, JSON_FLAG, QUIET_FLAGS = "--debug", "--json", ("--quiet", "-q")
 
 app = typer.Typer(
     name="bat",
     help="BAT: a benchmark suite for GPU kernel autotuners.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import bat
+
+        output.say("bat {}", bat.__version__)
+        output.document({"version": bat.__version__})
+        raise typer.Exit(EXIT_OK)
 
 
 @app.callback()
@@ -42,6 +56,11 @@ def _options(
                                        "(default ./bat-data)."),
     debug: bool = typer.Option(False, DEBUG_FLAG, help="Show the traceback of an error (accepted anywhere "
                                                        "on the command line)."),
+    json_output: bool = typer.Option(False, JSON_FLAG, help="Print the result as one JSON document on stdout "
+                                                            "(schemas: bat/schemas/cli/; accepted anywhere)."),
+    quiet: bool = typer.Option(False, *QUIET_FLAGS, help="No progress lines (accepted anywhere)."),
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version),
 ) -> None:
     """BAT: a benchmark suite for GPU kernel autotuners."""
     if data_dir is not None:  # worker processes inherit it through the environment
@@ -67,17 +86,49 @@ def _register() -> None:
         module.register(app)
 
 
+class _Interrupted(Exception):
+    """An interruption inside a command, carried past typer (which turns KeyboardInterrupt into a bare 130)."""
+
+
+def _interruptible(command: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted() from exc
+
+    return run
+
+
 _register()
+for _info in app.registered_commands:
+    _info.callback = _interruptible(_info.callback)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = _take_debug_flag(args)
+    debug = _take_flag(args, (DEBUG_FLAG,))
+    json_output = _take_flag(args, (JSON_FLAG,))
+    quiet = _take_flag(args, QUIET_FLAGS)
+    output.configure(json_output=json_output, quiet=quiet, command=_command_name(args))
+    if json_output and output.mode.command == "serve":  # its stdout is the protocol's: not even an error there
+        return _fail("bat serve speaks the protocol on stdout: --json is not available there", EXIT_USAGE, debug)
+    code = _run(args, debug)
+    output.emit(code, output.mode.error if code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED) else None)
+    return code
+
+
+def _run(args: list[str], debug: bool) -> int:
     try:
         code = app(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
     except typer.Exit as exc:
         return exc.exit_code
+    except _Interrupted as exc:  # a journalled run's (RunInterrupted) names its journal
+        return _fail(str(exc.__cause__) or "interrupted", EXIT_INTERRUPTED, debug)
+    except SystemExit as exc:  # typer's --install-completion / --show-completion end with sys.exit(0)
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
     except BatError as exc:
         return _fail(str(exc), EXIT_USAGE, debug)
     except NoArgsIsHelpError:  # the help is printed: nothing to add
@@ -95,18 +146,33 @@ def main(argv: list[str] | None = None) -> int:
     return code if isinstance(code, int) else 0
 
 
-def _take_debug_flag(args: list[str]) -> bool:
-    """Remove every ``--debug`` before a ``--`` from ``args``; True when there was one."""
+def _take_flag(args: list[str], flags: tuple[str, ...]) -> bool:
+    """Remove every one of ``flags`` before a ``--`` from ``args``; True when there was one."""
     end = args.index("--") if "--" in args else len(args)
-    found = DEBUG_FLAG in args[:end]
-    args[:end] = [a for a in args[:end] if a != DEBUG_FLAG]
+    found = any(a in flags for a in args[:end])
+    args[:end] = [a for a in args[:end] if a not in flags]
     return found
+
+
+def _command_name(args: list[str]) -> str:
+    """The command of a command line: its first word that is not an option (or its option's value)."""
+    takes_value = {"--data-dir"}
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in takes_value:
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return ""
 
 
 def _fail(line: str, code: int, debug: bool) -> int:
     if debug:
         traceback.print_exc()
-    err_console.print(f"[bold red]error:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    output.error_line(line)
+    output.mode.error = line
     return code
 
 

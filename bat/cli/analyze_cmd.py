@@ -3,8 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+from bat.cli.output import document, progress, say
+
+if TYPE_CHECKING:
+    from bat.analysis.report import AnalyzeSettings
+
+
+def figure_format_list(text: str) -> list[str]:
+    """``--format``: comma-separated figure formats, checked before any work."""
+    from bat.analysis.plots import FORMATS
+
+    chosen = [f.strip().lower() for f in text.split(",") if f.strip()]
+    if not chosen or any(f not in FORMATS for f in chosen):
+        raise typer.BadParameter(f"expected a comma-separated list of {', '.join(FORMATS)}, got {text!r}",
+                                 param_hint="--format")
+    return chosen
 
 
 def analyze(
@@ -36,19 +53,21 @@ def analyze(
                                                            "methodology score of each tuner."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the models and shuffles."),
     force: bool = typer.Option(False, "--force", help="Replace the report of an earlier run in --out."),
+    formats: str = typer.Option("png,svg", "--format",
+                                help="Figure formats, comma-separated: png, svg, pdf (PNG always: the report "
+                                     "embeds it)."),
 ) -> None:
     """Analyse the search space of benchmarks from their recorded data and write a report."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from bat.analysis.data import group_by_space, load_benchmark_data, load_dataset_data
     from bat.analysis.model import ModelSettings
-    from bat.analysis.report import AnalyzeSettings, analyze_benchmark, write_report
-    from bat.cli.console import console
+    from bat.analysis.plots import figure_formats
+    from bat.analysis.report import AnalyzeSettings, write_report
     from bat.core.atomic import check_output, check_output_folder
     from bat.core.errors import DatasetError
     from bat.core.trace import read_trace
     from bat.registry import dataset_entries
 
+    chosen = figure_format_list(formats)
     if all_:
         jobs = group_by_space([e for e in dataset_entries() if not gpus or e.meta.gpu in gpus])
     else:
@@ -67,36 +86,48 @@ def analyze(
                                importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
+    with figure_formats(chosen):
+        results = _analyze_all(jobs, settings, out)
+        report = write_report(results, settings, out)
+    _summarize(results, report, speedup, convergence, out)
+
+
+def _analyze_all(jobs: list, settings: AnalyzeSettings, out: Path) -> list[dict]:
+    from bat.analysis.report import analyze_benchmark
+
     results = []
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        for data in jobs:
-            name = data.benchmark
-            task = bar.add_task(name, total=1.0)
+    for data in jobs:
+        with progress(f"analyze {data.benchmark}", 1.0) as moved:
+            results.append(analyze_benchmark(data, settings, out / "figures", lambda what, fraction: moved(fraction)))
+    return results
 
-            def step(what: str, fraction: float, task=task, name=name) -> None:
-                bar.update(task, description=f"{name}: {what}", completed=fraction)
 
-            results.append(analyze_benchmark(data, settings, out / "figures", step))
-            bar.update(task, completed=1.0)
-    report = write_report(results, settings, out)
+def _summarize(results: list[dict], report: Path, speedup: str, convergence: str, out: Path) -> None:
+    summaries = []
     for r in results:
         values = r["speedup"]["values"]
-        console.print(f"{r['benchmark']}: max speedup over median ({speedup}) "
-                      + ", ".join(f"{g} {v[speedup]['value']:.3f}" for g, v in values.items()),
-                      highlight=False)
+        say("{}: max speedup over median ({}) {}", r["benchmark"], speedup,
+            ", ".join(f"{g} {v[speedup]['value']:.3f}" for g, v in values.items()))
         reach = {g: c["evaluations_to_reach"][convergence] for g, c in r["convergence"].items()}
-        console.print(f"{r['benchmark']}: random search n90/n95 ({convergence}) "
-                      + ", ".join(f"{g} {v['90']}/{v['95']}" for g, v in reach.items()), highlight=False)
+        say("{}: random search n90/n95 ({}) {}", r["benchmark"], convergence,
+            ", ".join(f"{g} {v['90']}/{v['95']}" for g, v in reach.items()))
+        flagged = {}
         for g in r["flagged"]:
-            reasons = "; ".join(f["message"] for f in r["data_checks"][g]["findings"] if f["flagged"])
-            console.print(f"[yellow]data check flagged {r['benchmark']}/{g}:[/] {reasons}", highlight=False)
+            flagged[g] = [f["message"] for f in r["data_checks"][g]["findings"] if f["flagged"]]
+            say("[yellow]data check flagged {}/{}:[/] {}", r["benchmark"], g, "; ".join(flagged[g]))
+        summaries.append({"benchmark": r["benchmark"],
+                          "max_speedup_over_median": {g: v[speedup]["value"] for g, v in values.items()},
+                          "random_search_n90_n95": {g: [v["90"], v["95"]] for g, v in reach.items()},
+                          "flagged": flagged})
     bad = [c for r in results for c in r["checks"] if not c["matches"]]
     for c in bad:
-        console.print(f"[yellow]does not match the published value:[/] {c['what']}: "
-                      f"published {c['published']}, ours {c['ours']}", highlight=False)
-    console.print(f"report: {report}")
+        say("[yellow]does not match the published value:[/] {}: published {}, ours {}", c["what"], c["published"],
+            c["ours"])
+    say("report: {}", report)
+    document({"report": str(report), "results": str(out / "results.json"), "speedup_definition": speedup,
+              "convergence_definition": convergence, "benchmarks": summaries,
+              "published_mismatches": [{"what": c["what"], "published": c["published"], "ours": c["ours"]}
+                                       for c in bad]})
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,4 @@
-"""``bat check``: the data checks of ``bat.analysis.checks`` on datasets; exit status 1 when one is flagged."""
+"""``bat check``: the data checks of ``bat.analysis.checks`` on datasets; exit status 3 when one is flagged."""
 
 from __future__ import annotations
 
@@ -6,19 +6,23 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.output import EXIT_FOUND, document, say
+
 
 def check(
     datasets: list[str] = typer.Argument(None, help="Dataset files (.parquet), benchmark names (all their GPUs) "
                                                     "or BENCHMARK/GPU; every registered dataset when omitted."),
+    benchmark: list[str] = typer.Option(None, "--benchmark", "-b",
+                                        help="The same as a positional DATASETS item (repeatable)."),
 ) -> None:
     """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
     from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
-    from bat.cli.console import console
     from bat.core.dataset import Dataset
     from bat.registry import dataset_entries, find_dataset
 
+    datasets = [*(datasets or []), *(benchmark or [])]
     loaded: list[Dataset] = []
-    for item in datasets or []:
+    for item in datasets:
         if item.endswith(".parquet") or Path(item).is_file():
             loaded.append(Dataset.load(item))
         elif "/" in item:
@@ -33,6 +37,7 @@ def check(
         loaded = [Dataset.load(e.path) for e in dataset_entries()]
     flagged = 0
     peers: dict[str, list] = {}
+    found = []
     for ds in loaded:
         bench = ds.meta.benchmark
         if bench not in peers:
@@ -40,11 +45,12 @@ def check(
         given = peers_of(d for d in loaded if d.meta.benchmark == bench)
         result = check_dataset(ds, peers=merge_peers(given, peers[bench]))
         flagged += result.flagged
-        style = "bold red" if result.flagged else "green"
-        console.print(f"[{style}]{result.summary()}[/]", highlight=False)
-    console.print(f"{len(loaded)} datasets checked, {flagged} flagged")
+        found.append(result.to_dict())
+        say("[bold red]{}[/]" if result.flagged else "[green]{}[/]", result.summary())
+    say("{} datasets checked, {} flagged", len(loaded), flagged)
+    document({"checked": len(loaded), "flagged": flagged, "datasets": found})
     if flagged:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FOUND)
 
 
 def register(app: typer.Typer) -> None:

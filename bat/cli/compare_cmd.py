@@ -1,6 +1,6 @@
 """``bat compare``: repeated runs of several tuners, statistics, outputs and a CI gate.
 
-Exit status: 0 when done (and, with ``--baseline``, nothing regressed), 1
+Exit status: 0 when done (and, with ``--baseline``, nothing regressed), 3
 when a cell regressed against the baseline, 2 on a usage or BAT error.
 """
 
@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
 from bat.cli.options import finite
+from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
     from bat.analysis.compare.study import Comparison
@@ -45,7 +45,7 @@ def compare(
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Campaign seed (run seeds derive from it)."),
     out: Path = typer.Option(Path("compare-out"), "--out", "-o",
                              help="Output folder; finished runs (OUT/runs.sqlite) are reused on a rerun."),
-    baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 1 when a "
+    baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 3 when a "
                                                            "cell is significantly worse."),
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, callback=finite,
                                 help="Significance level (after Holm)."),
@@ -63,6 +63,8 @@ def compare(
     backend: str = typer.Option("replay", "--backend", help="replay (recorded data) or live (the GPU, one "
                                                             "run at a time)."),
     plots: bool = typer.Option(True, "--plots/--no-plots", help="Write convergence plots."),
+    formats: str = typer.Option("png", "--format", help="Figure formats, comma-separated: png, svg, pdf (PNG "
+                                                         "always: the summary embeds it)."),
     success: str = typer.Option("noise", "--success",
                                 help="A successful run holds a configuration in the noise-aware optimum set "
                                      "(noise), or within RATIO x the best recorded time (e.g. 1.05)."),
@@ -71,11 +73,10 @@ def compare(
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from bat.analysis.compare.study import compare as run_comparison
     from bat.analysis.compare.study import plan_campaign
-    from bat.cli.console import console
+    from bat.analysis.plots import figure_formats
+    from bat.cli.analyze_cmd import figure_format_list
 
     try:
         budget_list = [int(b) for b in (_split(budgets) or [])]
@@ -88,57 +89,66 @@ def compare(
                              tuner_options=[str(p) for p in tuner_options])
     if scheduler:
         _check_scheduler(scheduler)
-    with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        task = bar.add_task("runs", total=None)
+    chosen = figure_format_list(formats)
+    with progress("runs") as moved, figure_formats(chosen):
         done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
                               success=success, workers=workers, scheduler=scheduler, plots=plots,
-                              progress=lambda k, n: bar.update(task, completed=k, total=n))
+                              progress=lambda k, n: moved(k, n))
     report(done, out)
     if done.regressed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FOUND)
 
 
 def report(done: Comparison, out: Path) -> None:
-    """What ``bat compare`` prints: runs, outputs, data flags, scores and the gate's verdict."""
-    from bat.cli.console import console
-
-    console.print(f"{done.run.executed} runs executed, {done.run.reused} reused from {out / 'runs.sqlite'} "
-                  f"({done.run.wall_s:.1f} s)", highlight=False, soft_wrap=True)
-    console.print(f"summary: {done.paths['summary']}; numbers and traces: {done.paths['json']}",
-                  highlight=False, soft_wrap=True)
+    """What ``bat compare`` prints: runs, outputs, data flags, scores and the gate's verdict (and its document)."""
+    say("{} runs executed, {} reused from {} ({:.1f} s)", done.run.executed, done.run.reused, out / "runs.sqlite",
+        done.run.wall_s)
+    say("summary: {}; numbers and traces: {}", done.paths["summary"], done.paths["json"])
     result = done.analysis
     m = result.methodology
+    flags = []
     for t in (m.targets if m is not None else []):
         if t.check.flagged:
-            console.print(f"[yellow]data check flagged {escape(t.name)}:[/] "
-                          + escape("; ".join(f.message for f in t.check.flags)), highlight=False)
+            flags.append({"target": t.name, "messages": [f.message for f in t.check.flags]})
+            say("[yellow]data check flagged {}:[/] {}", t.name, "; ".join(f.message for f in t.check.flags))
+    scores = {}
     for label, s in result.scores.items():
         score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
-        line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
+        line = markup("  {}: score {} (mean relative performance against random search's expectation)", label, score)
+        scores[label] = {"score": s["overall"]}
         if m is not None:
             for axis in ("evaluations", "time"):
                 a = m.aggregate(label, axis)
+                scores[label][f"methodology_{axis}"] = {k: a[k] for k in ("score", "ci_low", "ci_high")}
                 if a["score"] is not None:
                     ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
-                    line += f"; methodology score on {axis} {a['score']:+.3f}{ci}"
-        console.print(escape(line) + " (0 = random search, 1 = the optimum)", highlight=False)
+                    line = markup("{}; methodology score on {} {:+.3f}{}", line, axis, a["score"], ci)
+        say("{} (0 = random search, 1 = the optimum)", line)
+    doc = {"executed": done.run.executed, "reused": done.run.reused, "wall_s": done.run.wall_s,
+           "outputs": {k: str(v) for k, v in done.paths.items()}, "data_flags": flags, "scores": scores,
+           "gate": None}
     g = result.gate
     if g is None:
+        document(doc)
         return
     compared = done.compared
-    console.print(escape(f"gate: {len(compared)} cell(s) compared with {done.baseline}: "
-                         f"{'; '.join(compared) or 'none'}"), highlight=False)
+    regressed = [] if g.regressed is None else [
+        {"label": r.label, "benchmark": r.benchmark, "gpu": r.gpu, "budget": int(r.budget), "median": r.median,
+         "median_baseline": r.median_baseline, "cles_better": r.cles_better, "p_holm": r.p_holm}
+        for r in g.regressed.itertuples()]
+    doc["gate"] = {"baseline": str(done.baseline), "compared": list(compared), "passed": bool(compared) and g.passed,
+                   "regressed": regressed}
+    document(doc)
+    say("gate: {} cell(s) compared with {}: {}", len(compared), done.baseline, "; ".join(compared) or "none")
     if not compared:
-        console.print(f"[red]gate failed[/]: no cell compared (expected {escape('; '.join(done.gated))})",
-                      highlight=False)
+        say("[red]gate failed[/]: no cell compared (expected {})", "; ".join(done.gated))
     elif g.passed:
-        console.print(escape(f"gate passed: no cell significantly worse than {done.baseline}"), highlight=False)
+        say("gate passed: no cell significantly worse than {}", done.baseline)
     else:
-        for r in g.regressed.itertuples():
-            console.print("[red]regressed[/]: " + escape(
-                f"{r.label} on {r.benchmark}/{r.gpu} at {r.budget} (median {r.median:.3f} vs "
-                f"{r.median_baseline:.3f}, CLES {r.cles_better:.2f}, p {r.p_holm:.2g})"), highlight=False)
+        for r in regressed:
+            say("[red]regressed[/]: {} on {}/{} at {} (median {:.3f} vs {:.3f}, CLES {:.2f}, p {:.2g})", r["label"],
+                r["benchmark"], r["gpu"], r["budget"], r["median"], r["median_baseline"], r["cles_better"],
+                r["p_holm"])
 
 
 def _check_scheduler(address: str) -> None:

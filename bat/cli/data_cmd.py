@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from bat.cli.output import document, say, warn
 from bat.core.atomic import check_output, write_text
 from bat.core.errors import DatasetError
 
@@ -38,7 +39,7 @@ def import_(
     notes: str = typer.Option("", "--notes", help="Anything a user of the data should know."),
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
-    from bat.cli.console import console, err_console, shown_path
+    from bat.cli.console import shown_path
     from bat.core.t1 import is_t1
     from bat.core.userdata import check_writable, dataset_file
     from bat.formats.importing import import_file, space_dict
@@ -54,7 +55,7 @@ def import_(
         check_output(out, overwrite=force, what="--out")
     imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence)
     for warning in imp.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        warn("{}", warning)
     ds = imp.dataset
     out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
     space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
@@ -70,31 +71,35 @@ def import_(
         kind = f"the space in {imp.benchmark.path}"
     else:
         kind = f"benchmark {imp.benchmark.name}"
-    console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {ds.meta.benchmark}, {kind}, on {ds.meta.gpu} "
-                  f"-> {shown_path(out)}", highlight=False, soft_wrap=True)
-    counts = ds.frame["status"].value_counts().to_dict()
-    console.print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    say("imported {} rows ({}) of {}, {}, on {} -> {}", len(ds.frame), imp.format, ds.meta.benchmark, kind,
+        ds.meta.gpu, shown_path(out))
+    counts = {str(k): int(v) for k, v in ds.frame["status"].value_counts().to_dict().items()}
+    say("statuses: {}", ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     n_valid = imp.space.count_valid()
     inside = len(ds.frame) - imp.n_constraint_violations
-    console.print(f"the space has {n_valid:,} valid configurations; the file has {inside:,} of them"
-                  + (" (every one)" if inside == n_valid else ""), highlight=False)
+    say("the space has {:,} valid configurations; the file has {:,} of them{}", n_valid, inside,
+        " (every one)" if inside == n_valid else "")
     if imp.n_constraint_violations:
-        err_console.print(f"[yellow]warning:[/] {imp.n_constraint_violations} rows violate the space's constraints",
-                          soft_wrap=True)
+        warn("{} rows violate the space's constraints", imp.n_constraint_violations)
     from bat.analysis.checks import check_dataset, registry_peers
 
     result = check_dataset(ds, imp.space, peers=registry_peers(ds.meta.benchmark))
-    console.print(("[bold red]" if result.flagged else "") + "data checks: " + result.summary()
-                  + ("[/]" if result.flagged else ""), highlight=False, soft_wrap=True)
+    say("[bold red]data checks: {}[/]" if result.flagged else "data checks: {}", result.summary())
     if imp.benchmark is None:
         write_text(space_path, json.dumps(space_dict(imp.space), indent=2) + "\n", overwrite=force)
-        console.print(f"inferred space (kept in the dataset too) written to {shown_path(space_path)}")
+        say("inferred space (kept in the dataset too) written to {}", shown_path(space_path))
+    document({"imported": [{"path": str(out), "format": imp.format, "benchmark": ds.meta.benchmark,
+                            "gpu": ds.meta.gpu, "rows": len(ds.frame), "statuses": counts, "valid_in_space": n_valid,
+                            "in_space": inside, "constraint_violations": imp.n_constraint_violations,
+                            "data_check": result.to_dict()}],
+              "space_file": str(space_path) if imp.benchmark is None else None, "skipped": [],
+              "warnings": [*map(str, imp.warnings)]})
 
 
 def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,
                    notes: str) -> None:
     """A folder in the hub's layout: every file read and checked, then one dataset per GPU written."""
-    from bat.cli.console import console, err_console, shown_path
+    from bat.cli.console import shown_path
     from bat.core.userdata import check_writable, dataset_file
     from bat.formats.folder import import_folder
 
@@ -108,27 +113,34 @@ def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force:
         check_output(check_writable(path), overwrite=force, what="--out")
         targets.append(path)
     for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        warn("{}", warning)
+    imported = []
     for imp, path in zip(result.imported, targets, strict=True):
         ds = imp.dataset
         ds.meta.n_expected = len(ds.frame)
         ds.meta.notes = notes or ds.meta.notes
         ds.save(path, overwrite=force)
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(ds.frame["status"].value_counts().to_dict().items()))
+        statuses = {str(k): int(v) for k, v in ds.frame["status"].value_counts().to_dict().items()}
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))
         inside = len(ds.frame) - imp.n_constraint_violations
-        console.print(f"imported {len(ds.frame)} rows ({imp.format}) of {ds.meta.benchmark} on {ds.meta.gpu} "
-                      f"({counts}; {inside:,} of the space's {imp.space.count_valid():,} valid configurations) "
-                      f"-> {shown_path(path)}", highlight=False, soft_wrap=True)
+        say("imported {} rows ({}) of {} on {} ({}; {:,} of the space's {:,} valid configurations) -> {}",
+            len(ds.frame), imp.format, ds.meta.benchmark, ds.meta.gpu, counts, inside, imp.space.count_valid(),
+            shown_path(path))
         if imp.n_constraint_violations:
-            err_console.print(f"[yellow]warning:[/] {path.name}: {imp.n_constraint_violations} rows violate the "
-                              "space's constraints", soft_wrap=True)
+            warn("{}: {} rows violate the space's constraints", path.name, imp.n_constraint_violations)
+        imported.append({"path": str(path), "format": imp.format, "benchmark": ds.meta.benchmark, "gpu": ds.meta.gpu,
+                         "rows": len(ds.frame), "statuses": statuses, "valid_in_space": imp.space.count_valid(),
+                         "in_space": inside, "constraint_violations": imp.n_constraint_violations,
+                         "data_check": None})
     for line in result.skipped:
-        console.print(f"skipped {line}", highlight=False, soft_wrap=True)
+        say("skipped {}", line)
+    document({"imported": imported, "space_file": None, "skipped": [*map(str, result.skipped)],
+              "warnings": [*map(str, result.warnings)]})
 
 
 def _import_space(file: Path, out: Path | None, force: bool) -> None:
     """A T1 file alone: checked, converted to a space file in the data folder."""
-    from bat.cli.console import console, shown_path
+    from bat.cli.console import shown_path
     from bat.core.benchmark import load_benchmark
     from bat.core.userdata import check_writable, safe_name, spaces_dir
 
@@ -137,19 +149,20 @@ def _import_space(file: Path, out: Path | None, force: bool) -> None:
     check_output(check_writable(out), overwrite=force, what="--out")
     write_text(out, json.dumps(bench.raw, indent=2) + "\n", overwrite=force)
     space = bench.space
-    console.print(f"T1 space {bench.name}: {len(space.names)} parameters, {space.cardinality:,} configurations, "
-                  f"{space.count_valid():,} valid under {len(space.constraints)} constraints -> {shown_path(out)}",
-                  highlight=False, soft_wrap=True)
+    say("T1 space {}: {} parameters, {:,} configurations, {:,} valid under {} constraints -> {}", bench.name,
+        len(space.names), space.cardinality, space.count_valid(), len(space.constraints), shown_path(out))
+    document({"imported": [], "space_file": str(out), "skipped": [], "warnings": []})
 
 
 def export(
-    source: str = typer.Argument(..., help="Dataset file or id; for --to t1 also a benchmark or space file."),
+    source: str = typer.Argument(None, help="Dataset file or id; for --to t1 also a benchmark or space file."),
     to: Format = typer.Option(..., "--to", help="Target format."),
+    benchmark: str = typer.Option(None, "--benchmark", "-b", help="The same as SOURCE (--to t1: the space of this "
+                                                                  "benchmark)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output file (.json or .json.gz)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
     """Export a dataset to a Kernel Tuner cache, T4 or KTT results; or a space to a T1 file."""
-    from bat.cli.console import console
     from bat.core.dataset import Dataset
     from bat.core.t1 import write_t1
     from bat.core.userdata import check_writable
@@ -158,6 +171,9 @@ def export(
     from bat.formats.t4 import write_t4
     from bat.registry import resolve_benchmark, resolve_dataset
 
+    if (source is None) == (benchmark is None):
+        raise DatasetError("bat export: give the source once, as SOURCE or as --benchmark")
+    source = source or benchmark
     check_output(check_writable(out), overwrite=force, what="--out")
     if to is Format.t1:
         is_data = source.endswith(".parquet") or _is_dataset_id(source)
@@ -166,13 +182,15 @@ def export(
         else:
             bench = resolve_benchmark(source)
         write_t1(bench.raw, bench.directory, out, overwrite=force)
-        console.print(f"wrote the space of {bench.name} ({len(bench.space.names)} parameters, "
-                      f"{len(bench.space.constraints)} constraints) as T1 to {out}", highlight=False)
+        say("wrote the space of {} ({} parameters, {} constraints) as T1 to {}", bench.name, len(bench.space.names),
+            len(bench.space.constraints), out)
+        document({"out": str(out), "format": to.value, "source": source, "rows": None})
         return
     ds = Dataset.load(resolve_dataset(source).path)
     writer = {Format.kernel_tuner: write_cache, Format.t4: write_t4, Format.ktt: write_ktt}[to]
     writer(ds, out, overwrite=force)
-    console.print(f"wrote {len(ds.frame)} rows of {ds.name} as {to.value} to {out}")
+    say("wrote {} rows of {} as {} to {}", len(ds.frame), ds.name, to.value, out)
+    document({"out": str(out), "format": to.value, "source": source, "rows": len(ds.frame)})
 
 
 def _is_dataset_id(text: str) -> bool:

@@ -6,6 +6,8 @@ import json
 
 import typer
 
+from bat.cli.output import cell, document, markup, say
+
 
 def parse_config(text: str) -> dict[str, object]:
     """A configuration from JSON (``{"MWG": 64, ...}``) or ``NAME=VALUE,NAME=VALUE``."""
@@ -61,13 +63,15 @@ def inspect(
     else:
         raise typer.BadParameter("give --config or --random")
     usage = inspect_config(load_runner(bench), cfg, arch=arch, size=bench.size("small" if small else None).values)
-    console.print(f"{bench.name} {cfg}", highlight=False)
-    t = Table(title=f"{usage.kernel} on {usage.arch}")
+    say("{} {}", bench.name, cfg)
+    t = Table(title=markup("{} on {}", usage.kernel, usage.arch))
     t.add_column("resource")
     t.add_column("value", justify="right")
     for name, value in usage.as_columns().items():
-        t.add_row(name, str(value))
+        t.add_row(cell(name), cell(value))
     console.print(t)
+    document({"benchmark": bench.name, "config": cfg, "kernel": usage.kernel, "arch": usage.arch,
+              "resources": usage.as_columns()})
 
 
 def register(app: typer.Typer) -> None:

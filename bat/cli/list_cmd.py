@@ -1,14 +1,22 @@
-"""``bat list``: benchmarks, tuners, backends, datasets and GPUs, read from the registries."""
+"""``bat list``: benchmarks, tuners, backends, datasets and GPUs, read from the registries.
+
+Each kind is first a list of plain records (what ``--json`` prints), then a table of them; every
+cell from a registry or a dataset goes through ``bat.cli.output.cell`` (one line, no markup).
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
 from enum import StrEnum
+from typing import Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+
+from bat.cli.output import cell, document, markup
+
+Records = list[dict[str, Any]]
 
 
 class What(StrEnum):
@@ -30,107 +38,151 @@ def list_(what: What = typer.Argument(What.all, help="What to list."),
     if options:
         if what is not What.tuners:
             raise typer.BadParameter("--options goes with `bat list tuners`", param_hint="--options")
-        console.print(tuner_options_table())
+        records = tuner_options_records()
+        console.print(tuner_options_table(records))
+        document({"tuner_options": records})
         return
-    for kind, table in TABLES.items():
+    found: dict[str, Records] = {}
+    for kind, (records, table) in TABLES.items():
         if what in (What.all, kind):
-            console.print(table())
+            found[kind.value] = records()
+            console.print(table(found[kind.value]))
+    document(found)
 
 
-def benchmarks_table() -> Table:
+def benchmarks_records() -> Records:
     from bat.core.benchmark import benchmark_names, benchmark_path
     from bat.core.spacefile import read_space_json
 
+    return [{"name": name, "description": read_space_json(benchmark_path(name)).get("description", "")}
+            for name in benchmark_names()]  # no space is built
+
+
+def benchmarks_table(records: Records) -> Table:
     t = Table("name", "description", title="benchmarks")
-    for name in benchmark_names():
-        t.add_row(name, escape(read_space_json(benchmark_path(name)).get("description", "")))  # no space is built
+    for r in records:
+        t.add_row(cell(r["name"]), cell(r["description"]))
     return t
 
 
-def tuners_table() -> Table:
+def tuners_records() -> Records:
     from bat.registry import scheme_names, scheme_summary, tuner_entry, tuner_names
 
+    return ([{"name": name, "summary": tuner_entry(name).summary} for name in tuner_names()]
+            + [{"name": f"{scheme}:...", "summary": scheme_summary(scheme)} for scheme in scheme_names()])
+
+
+def tuners_table(records: Records) -> Table:
     t = Table("name", "what it is", title="tuners")
-    for name in tuner_names():
-        t.add_row(escape(name), escape(tuner_entry(name).summary))
-    for scheme in scheme_names():
-        t.add_row(escape(f"{scheme}:..."), escape(scheme_summary(scheme)))
+    for r in records:
+        t.add_row(cell(r["name"]), cell(r["summary"]))
     return t
 
 
-def tuner_options_table() -> Table:
-    """Every registered tuner's declared hyper-parameters: name, type and range, default, meaning."""
+def tuner_options_records() -> Records:
+    """Every registered tuner's declared hyper-parameters (``declared`` False: every dataclass field is accepted)."""
     from bat.core.errors import BatError
     from bat.registry import tuner_class, tuner_names
 
+    out: Records = []
+    for name in tuner_names():
+        try:
+            cls, variant = tuner_class(name)
+        except BatError as exc:  # a library that is not installed: said, not fatal
+            out.append({"tuner": name, "declared": False, "error": str(exc), "options": []})
+            continue
+        params = cls.hyperparameters(variant)
+        out.append({"tuner": name, "declared": params is not None,
+                    "options": [{"name": p.name, "range": p.describe(), "doc": p.doc} for p in params or ()]})
+    return out
+
+
+def tuner_options_table(records: Records) -> Table:
+    """Name, type and range, default, meaning of each declared hyper-parameter."""
     t = Table(title="tuner hyper-parameters (-O KEY=VALUE)")
     t.add_column("tuner", no_wrap=True)
     t.add_column("option", no_wrap=True)
     t.add_column("type, range, default")
     t.add_column("what it does")
-    for name in tuner_names():
-        try:
-            cls, variant = tuner_class(name)
-        except BatError as exc:  # a library that is not installed: said, not fatal
-            t.add_row(escape(name), "", escape(f"(not loaded: {exc})"), "")
-            continue
-        params = cls.hyperparameters(variant)
-        if params is None:
-            t.add_row(escape(name), "", "(undeclared: every dataclass field)", "")
-        elif not params:
-            t.add_row(escape(name), "", "(none)", "")
-        for p in params or ():
-            t.add_row(escape(name), escape(p.name), escape(p.describe()), escape(p.doc))
+    for r in records:
+        if "error" in r:
+            t.add_row(cell(r["tuner"]), "", cell(f"(not loaded: {r['error']})"), "")
+        elif not r["declared"]:
+            t.add_row(cell(r["tuner"]), "", "(undeclared: every dataclass field)", "")
+        elif not r["options"]:
+            t.add_row(cell(r["tuner"]), "", "(none)", "")
+        for p in r["options"]:
+            t.add_row(cell(r["tuner"]), cell(p["name"]), cell(p["range"]), cell(p["doc"]))
     return t
 
 
-def backends_table() -> Table:
+def backends_records() -> Records:
     from bat.registry import backend_names
 
+    return [{"name": name} for name in backend_names()]
+
+
+def backends_table(records: Records) -> Table:
     t = Table("name", title="backends (--backend; auto picks one)")
-    for name in backend_names():
-        t.add_row(escape(name))
+    for r in records:
+        t.add_row(cell(r["name"]))
     return t
 
 
-def datasets_table() -> Table:
+def datasets_records() -> Records:
     from bat.cli.console import shown_path
-    from bat.registry import dataset_entries, dataset_roots
+    from bat.registry import dataset_entries
 
     entries = dataset_entries()
-    roots = "; ".join(f"{label}: {shown_path(root)}" for label, root in dataset_roots())
-    t = Table(title=escape(f"datasets ({roots}); choose one with --dataset ID"), title_justify="left")
-    t.add_column("id / path", overflow="fold", ratio=3)
-    t.add_column("benchmark", overflow="fold", ratio=1)
-    t.add_column("gpu", overflow="fold", ratio=1)
-    t.add_column("rows", justify="right", no_wrap=True)
-    t.add_column("source", overflow="fold", ratio=2)
     keys = Counter(e.key for e in entries)
-    for e in entries:
-        m = e.meta
-        rows = f"{m.n_expected:,}" if m.n_expected is not None else "?"
-        gpu = m.gpu + (" (partial)" if m.partial else "") + (" (2+ datasets)" if keys[e.key] > 1 else "")
-        t.add_row(f"{escape(e.id)}\n[dim]{escape(shown_path(e.path))}[/]", escape(m.benchmark), escape(gpu), rows,
-                  escape(m.source))
+    return [{"id": e.id, "path": shown_path(e.path), "benchmark": e.meta.benchmark, "gpu": e.meta.gpu,
+             "gpu_name": e.meta.gpu_name, "rows": e.meta.n_expected, "partial": bool(e.meta.partial),
+             "duplicate": keys[e.key] > 1, "source": e.meta.source} for e in entries]
+
+
+def datasets_table(records: Records) -> Table:
+    from bat.cli.console import shown_path
+    from bat.registry import dataset_roots
+
+    roots = "; ".join(f"{label}: {shown_path(root)}" for label, root in dataset_roots())
+    t = Table(title=markup("datasets ({}); choose one with --dataset ID", roots), title_justify="left")
+    t.add_column("id", overflow="fold")
+    t.add_column("benchmark", overflow="fold")
+    t.add_column("gpu", overflow="fold")
+    t.add_column("rows", justify="right", no_wrap=True)
+    t.add_column("source", overflow="fold")
+    t.add_column("path", overflow="fold")
+    for r in records:
+        gpu = r["gpu"] + (" (partial)" if r["partial"] else "") + (" (2+ datasets)" if r["duplicate"] else "")
+        rows = f"{r['rows']:,}" if r["rows"] is not None else "?"
+        t.add_row(cell(r["id"]), cell(r["benchmark"]), cell(gpu), rows, cell(r["source"]),
+                  f"[dim]{cell(r['path'])}[/]")
     return t
 
 
-def gpus_table() -> Table:
-    from bat.registry import DEFAULT_GPU, dataset_entries
+def gpus_records() -> Records:
+    from bat.registry import dataset_entries
 
-    t = Table("gpu", "name", "benchmarks", title=f"GPUs with recorded data (default for replay: {DEFAULT_GPU})")
     gpus: dict[str, tuple[str, list[str]]] = {}
     for e in dataset_entries():
-        name, benches = gpus.setdefault(e.meta.gpu, (e.meta.gpu_name, []))
+        _, benches = gpus.setdefault(e.meta.gpu, (e.meta.gpu_name, []))
         benches.append(e.meta.benchmark)
-    for gpu, (name, benches) in sorted(gpus.items()):
-        t.add_row(escape(gpu), escape(name), escape(", ".join(benches)))
+    return [{"gpu": gpu, "name": name, "benchmarks": benches} for gpu, (name, benches) in sorted(gpus.items())]
+
+
+def gpus_table(records: Records) -> Table:
+    from bat.registry import DEFAULT_GPU
+
+    t = Table("gpu", "name", "benchmarks", title=f"GPUs with recorded data (default for replay: {DEFAULT_GPU})")
+    for r in records:
+        t.add_row(cell(r["gpu"]), cell(r["name"]), cell(", ".join(r["benchmarks"])))
     return t
 
 
-TABLES: dict[What, Callable[[], Table]] = {What.benchmarks: benchmarks_table, What.tuners: tuners_table,
-                                           What.backends: backends_table, What.datasets: datasets_table,
-                                           What.gpus: gpus_table}
+TABLES: dict[What, tuple[Callable[[], Records], Callable[[Records], Table]]] = {
+    What.benchmarks: (benchmarks_records, benchmarks_table), What.tuners: (tuners_records, tuners_table),
+    What.backends: (backends_records, backends_table), What.datasets: (datasets_records, datasets_table),
+    What.gpus: (gpus_records, gpus_table)}
 
 
 def register(app: typer.Typer) -> None:

@@ -11,9 +11,7 @@ from pathlib import Path
 import typer
 
 from bat.cli.options import positive_finite
-
-#: Exit status when the device must be reset: resume in a fresh process.
-EXIT_RESUME_IN_NEW_PROCESS = 3
+from bat.cli.output import EXIT_RETRY, document, say
 
 
 class SizeChoice(StrEnum):
@@ -51,10 +49,9 @@ def record(
     (<out>.journal.jsonl); after an interruption (kill -9 included), --limit
     or --max-minutes, run the same command with --resume. With --counters, ncu
     must be on PATH (checked before anything is measured). Exit status 0: done
-    or stopped as asked; 3: the device needs a fresh process (a hung kernel
+    or stopped as asked; 75: the device needs a fresh process (a hung kernel
     or a sticky CUDA error): run again with --resume.
     """
-    from bat.cli.console import console
     from bat.core.benchmark import load_benchmark
     from bat.core.errors import BatError
 
@@ -79,41 +76,40 @@ def record(
             done = record_live(bench, out=out, sample=sample, seed=seed, gpu_name=gpu_name,
                                small=size is SizeChoice.small, resume=resume, force=force, limit=limit,
                                max_seconds=max_seconds, workers=workers, repeats=repeats, timeout_s=timeout,
-                               counters=counters, on_note=lambda m: console.print(m, highlight=False),
+                               counters=counters, on_note=lambda m: say("{}", m),
                                on_start=on_start, on_record=on_record)
         if done.outcome is None:
             return
         dataset, outcome, out, broken = done.dataset, done.outcome, done.out, done.broken
     summary = ", ".join(f"{k} {v}" for k, v in sorted(dataset.frame["status"].value_counts().items()))
-    console.print(f"measured {outcome.measured_now} now; {outcome.done} of {outcome.expected} of {bench.name} "
-                  f"on {dataset.meta.gpu} in {out} ({summary or 'empty'})", highlight=False, soft_wrap=True)
+    say("measured {} now; {} of {} of {} on {} in {} ({})", outcome.measured_now, outcome.done, outcome.expected,
+        bench.name, dataset.meta.gpu, out, summary or "empty")
+    document({"benchmark": bench.name, "gpu": dataset.meta.gpu, "out": str(out), "measured_now": outcome.measured_now,
+              "done": outcome.done, "expected": outcome.expected, "complete": bool(outcome.complete),
+              "stopped": None if outcome.complete else str(outcome.stopped), "retry_in_new_process": bool(broken)})
     if outcome.complete:
-        console.print("complete")
+        say("complete")
         return
-    console.print(f"stopped: {outcome.stopped}; continue with the same command and --resume", highlight=False)
+    say("stopped: {}; continue with the same command and --resume", outcome.stopped)
     if broken:
-        raise typer.Exit(EXIT_RESUME_IN_NEW_PROCESS)
+        raise typer.Exit(EXIT_RETRY)
 
 
 @contextmanager
 def recording_bar() -> Iterator[tuple[Callable[[str, int, int], None], Callable[[dict], None]]]:
-    """A progress bar with the statuses so far; yields the callbacks that start and advance it."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    """Progress of a recording (bat.cli.output.progress); yields the callbacks that start and advance it."""
+    from contextlib import ExitStack
 
-    from bat.cli.console import console
+    from bat.cli.output import progress
 
-    counts: dict[str, int] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.fields[statuses]}"), TimeRemainingColumn(), console=console,
-                  transient=True) as bar:
-        task = []
-
+    state: dict = {}
+    with ExitStack() as stack:
         def start(label: str, total: int, done: int) -> None:
-            task.append(bar.add_task(label, total=total, completed=done, statuses=""))
+            state.update(done=done, total=total, move=stack.enter_context(progress(label, total)))
 
         def advance(rec: dict) -> None:
-            counts[rec["status"]] = counts.get(rec["status"], 0) + 1
-            bar.update(task[0], advance=1, statuses=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            state["done"] += 1
+            state["move"](state["done"], state["total"])
 
         yield start, advance
 

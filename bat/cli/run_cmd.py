@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
 from bat.cli.console import shown_path
 from bat.cli.options import positive_finite
+from bat.cli.output import document, progress, say
 
 if TYPE_CHECKING:
     from bat.run.driver import RunResult
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 def run(
     tuner: str = typer.Option(..., "--tuner", "-t",
-                              help="Tuner name (see `bat list tuners`), package.module:Class, or "
-                                   "exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
+                              help="Tuner name (see `bat list tuners`), package.module:Class or module:Class (a file "
+                                   "on the path), or exec:PROGRAM (a program speaking docs/PROTOCOL.md)."),
     tuner_option: list[str] = typer.Option([], "--tuner-option", "-O",
                                            help="A hyper-parameter of the tuner, KEY=VALUE (repeatable; "
                                                 "`bat list tuners --options`)."),
@@ -56,7 +56,6 @@ def run(
                                            help="After --, arguments for an exec:PROGRAM tuner."),
 ) -> None:
     """Tune a benchmark with a tuner and report the best configuration found."""
-    from bat.cli.console import console
     from bat.core.errors import BatError
     from bat.core.problem import Budget
     from bat.registry import make_tuner, resolve_dataset, with_arguments
@@ -81,11 +80,11 @@ def run(
     target, how = make_target(benchmark, backend=backend, request=request)
     try:
         origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
-        console.print(f"[bold]{how}[/]: {target.backend.describe()}{origin}", highlight=False, soft_wrap=True)
+        say("[bold]{}[/]: {}{}", how, target.backend.describe(), origin)
         b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)
-        with sigterm_interrupts(), progress_bar(f"{tuner} on {target.benchmark}/{target.gpu}") as progress:
+        with sigterm_interrupts(), progress(f"{tuner} on {target.benchmark}/{target.gpu}", 1.0) as moved:
             result = run_tuner(tuner_obj, target, budget=b, seed=seed, options=tuner_option,
-                               out=AUTO if out is None else out, force=force, resume=resume, progress=progress,
+                               out=AUTO if out is None else out, force=force, resume=resume, progress=moved,
                                on_note=_note, tuner_name=spec)
     finally:
         target.backend.close()  # a command backend's scratch folder goes, whatever happened
@@ -93,59 +92,49 @@ def run(
 
 
 def _note(message: str) -> None:
-    from bat.cli.console import console
-
-    console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    say("[yellow]note:[/] {}", message)
 
 
 def report(result: RunResult, target: Target) -> None:
-    """What ``bat run`` prints after a run: the best found, the counts, the costs, the trace."""
-    from bat.cli.console import console
-
+    """What ``bat run`` prints after a run: the best found, the counts, the costs, the trace (and its document)."""
     warning = result.trace_meta.get("tuner_report", {}).get("warning")
     if warning:
-        console.print(f"[yellow]warning:[/] {escape(str(warning))}", highlight=False)
+        say("[yellow]warning:[/] {}", warning)
+    best: dict | None = None
     if result.best is None:
-        console.print("no valid configuration was found")
+        say("no valid configuration was found")
     elif result.best.objective_ms is None:  # a backend that checks correctness only (emulated)
         evaluated = result.trace[result.trace["kind"] == "evaluated"]
         correct = int((evaluated["status"] == "ok").sum())
-        console.print(f"configurations verified correct: {correct} of {result.evaluated} (no timings)")
-        console.print(f"first correct configuration: {result.best.config}", highlight=False)
+        say("configurations verified correct: {} of {} (no timings)", correct, result.evaluated)
+        say("first correct configuration: {}", result.best.config)
+        best = {"config": result.best.config, "time_ms": None}
     else:
-        console.print(f"best configuration: {result.best.config}", highlight=False)
-        console.print(f"best time: {result.best.objective_ms:.4f} ms")
+        say("best configuration: {}", result.best.config)
+        say("best time: {:.4f} ms", result.best.objective_ms)
         ratio = result.ratio_to_best_known
         if ratio is not None:
-            console.print(f"best known: {result.best_known_ms:.4f} ms; ratio best known / found: {ratio:.3f}")
-    console.print(
-        f"evaluations: {result.evaluated} ({result.failed} failed); proposals rejected by constraints: "
-        f"{result.rejected} (invalid rate {result.invalid_rate:.1%}); repeats: {result.repeated}"
-    )
+            say("best known: {:.4f} ms; ratio best known / found: {:.3f}", result.best_known_ms, ratio)
+        best = {"config": result.best.config, "time_ms": result.best.objective_ms}
+    say("evaluations: {} ({} failed); proposals rejected by constraints: {} (invalid rate {:.1%}); repeats: {}",
+        result.evaluated, result.failed, result.rejected, result.invalid_rate, result.repeated)
     spent = ("time spent checking on this machine" if target.backend.name == "emulated"
              else "simulated tuning time")
-    console.print(f"tuner time: {result.tuner_s:.2f} s; {spent}: {result.cost_s:.1f} s")
+    say("tuner time: {:.2f} s; {}: {:.1f} s", result.tuner_s, spent, result.cost_s)
     if target.dataset is not None:
         from bat.core.costs import recorded_costs
 
         costs = recorded_costs(target.dataset.frame)
         if costs.falls_back:
-            console.print(f"simulated time: {costs.describe()}", highlight=False)
-    console.print(f"trace: {result.trace_path}", highlight=False, soft_wrap=True)
-
-
-@contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[float], None]]:
-    """A transient progress bar; yields the callback that moves it (fraction done)."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from bat.cli.console import console
-
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), console=console,
-                  transient=True) as bar:
-        task = bar.add_task(escape(description), total=1.0)
-        yield lambda fraction: bar.update(task, completed=fraction)
+            say("simulated time: {}", costs.describe())
+    say("trace: {}", result.trace_path)
+    document({"tuner": result.tuner, "benchmark": result.benchmark, "gpu": result.gpu, "backend": result.backend,
+              "seed": result.seed, "dataset": str(target.dataset_path) if target.dataset_path else None,
+              "best": best, "best_known_ms": result.best_known_ms, "ratio_to_best_known": result.ratio_to_best_known,
+              "evaluations": result.evaluated, "failed": result.failed, "rejected": result.rejected,
+              "invalid_rate": result.invalid_rate, "repeats": result.repeated, "tuner_s": result.tuner_s,
+              "cost_s": result.cost_s, "warning": str(warning) if warning else None,
+              "trace": str(result.trace_path) if result.trace_path else None})
 
 
 def register(app: typer.Typer) -> None:

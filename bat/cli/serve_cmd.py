@@ -21,6 +21,7 @@ from typing import IO
 import typer
 
 from bat.cli.options import positive_finite
+from bat.cli.output import say_err, warn
 
 
 def serve(
@@ -42,7 +43,6 @@ def serve(
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
-    from bat.cli.console import err_console
     from bat.core.atomic import check_output
     from bat.core.problem import Budget
     from bat.core.trace import write_trace
@@ -62,7 +62,7 @@ def serve(
         check_output(check_writable(transcript), overwrite=force, what="--transcript")
     if socket_path is not None:
         _check_socket(socket_path)
-    err_console.print(f"[bold]{how}[/]: {target.backend.describe()}", highlight=False)
+    say_err("[bold]{}[/]: {}", how, target.backend.describe())
     settings = {"benchmark": target.benchmark, "gpu": target.gpu, "backend": target.backend.name,
                 "budget": {"evaluations": b.max_evals, "seconds": b.max_time_s}, "seed": seed}
     with contextlib.ExitStack() as stack:
@@ -70,21 +70,19 @@ def serve(
         if log is not None:
             log.write(json.dumps({"from": "bat", "settings": settings}) + "\n")
         reader, writer = stack.enter_context(_socket(socket_path) if socket_path else _stdio())
-        err_console.print(f"serving {target.benchmark}/{target.gpu}, budget {b.describe()}, seed {seed}",
-                          highlight=False)
+        say_err("serving {}/{}, budget {}, seed {}", target.benchmark, target.gpu, b.describe(), seed)
         result = run_tuner(StreamTuner(reader=reader, writer=writer, transcript=log), target, budget=b,
                            seed=seed, tuner_name=name)
     target.backend.close()
     result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
     report = result.trace_meta.get("tuner_report", {})
-    err_console.print(f"client {report.get('client') or '(no hello)'}: {result.evaluated} evaluations, "
-                      f"{result.rejected} rejected, {result.repeated} repeats; ended: {report.get('ended')}",
-                      highlight=False)
+    say_err("client {}: {} evaluations, {} rejected, {} repeats; ended: {}", report.get("client") or "(no hello)",
+            result.evaluated, result.rejected, result.repeated, report.get("ended"))
     if "warning" in report:
-        err_console.print(f"[yellow]warning:[/] {report['warning']}", highlight=False)
+        warn("{}", report["warning"])
     if result.best is not None:
-        err_console.print(f"best time: {result.best.objective_ms:.4f} ms", highlight=False)
-    err_console.print(f"trace: {result.trace_path}", highlight=False)
+        say_err("best time: {:.4f} ms", result.best.objective_ms)
+    say_err("trace: {}", result.trace_path)
 
 
 @contextlib.contextmanager
@@ -110,7 +108,6 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     The socket is bound and listening under a temporary name first and then renamed, so a client
     that sees ``path`` can connect at once.
     """
-    from bat.cli.console import err_console
     from bat.core.errors import BatError
 
     _check_socket(path)
@@ -123,7 +120,7 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
             pending.rename(path)
         except OSError as exc:
             raise BatError(f"--socket {path}: {exc.strerror or exc}") from exc
-        err_console.print(f"listening on {path}", highlight=False)
+        say_err("listening on {}", path)
         conn, _ = server.accept()
         with conn, conn.makefile("rb") as reader, conn.makefile("wb") as writer:
             yield reader, writer

@@ -5,7 +5,7 @@ configuration gets its status, its largest error as a fraction of the tolerance 
 seconds this machine spent (NVRTC gate, host build, emulated run); at the emulation size, the
 problem size each configuration ran at (bat.backends.emulated.edges: grown to two blocks with
 a partial last tile in every dimension the kernel tiles) and, where that cannot be, why. The
-exit status is 1 when any configuration a GPU would run is not ok (those a GPU refuses are
+exit status is 3 when any configuration a GPU would run is not ok (those a GPU refuses are
 counted apart).
 ``--source`` checks another file in the kernel's place: a broken variant, or the HIP twin
 (bat.backends.emulated.hip; a HIP name the layer lacks is an error before anything runs).
@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from bat.cli.options import positive_finite
+
+if TYPE_CHECKING:
+    from bat.backends.emulated.edges import EdgeSessions
+    from bat.backends.emulated.selection import Selected
+from bat.cli.output import EXIT_FOUND, block, document, progress, say
 
 
 def verify(
@@ -43,12 +49,10 @@ def verify(
                                         help="Seconds a block may take before it counts as a deadlock."),
 ) -> None:
     """Check configurations of a kernel on the CPU (no GPU needed): correctness only, never timings."""
-    from rich.markup import escape
 
     from bat.backends.emulated import CORRECTNESS_ONLY
     from bat.backends.emulated.edges import EdgeSessions
     from bat.backends.emulated.selection import Selected, ci_selection, wider
-    from bat.cli.console import console
     from bat.cli.inspect_cmd import parse_config
     from bat.core.benchmark import load_benchmark
     from bat.core.errors import TunerError
@@ -78,31 +82,45 @@ def verify(
         raise typer.BadParameter("give --config, --first, --random N or --ci")
     text = source.read_text() if source else None
     is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
-    console.print(f"[bold]{CORRECTNESS_ONLY}[/]: {session.describe()}", highlight=False)
+    described = session.describe()
+    say("[bold]{}[/]: {}", CORRECTNESS_ONLY, described)
     if source:
-        console.print(escape(f"source: {source.name}" + (
-            " (HIP, run through the emulated HIP layer; gated by NVRTC for sm_90 through the same layer: "
-            "what an Nvidia GPU would accept for this code)" if is_hip else "")), highlight=False)
-    failed = refused = 0
-    for n, item in enumerate(chosen, 1):
-        console.print(escape(f"[{n}/{len(chosen)}] {item.why}: {json.dumps(item.config)}"), highlight=False)
-        edge, checked = session.verify(item.config, source=text, source_name=source.name if source else None)
-        status = checked.result.status.value
-        refused += checked.refused
-        failed += not checked.ok and not checked.refused
-        ratio = "" if checked.error_ratio is None else f"; largest error {checked.error_ratio:.3g} of the tolerance"
-        if session.grow:
-            console.print(escape(f"    {edge.describe()}"), highlight=False)
-        console.print(f"    [{'green' if checked.ok else 'red'}]{status}[/]{ratio}; this machine spent "
-                      f"{checked.gate_s:.1f} s in NVRTC, {checked.build_s:.1f} s building, {checked.run_s:.1f} s "
-                      "emulating", highlight=False)
-        if checked.result.message:
-            console.print(f"    {checked.result.message}", highlight=False, soft_wrap=True, markup=False)
+        say("source: {}{}", source.name, " (HIP, run through the emulated HIP layer; gated by NVRTC for sm_90 "
+            "through the same layer: what an Nvidia GPU would accept for this code)" if is_hip else "")
+    failed, refused, checked_list = _check_all(session, bench.name, chosen, text, source)
     session.close()
-    console.print(f"{len(chosen) - failed - refused} of {len(chosen)} configurations ok"
-                  + (f"; {refused} not run: a GPU would refuse them" if refused else ""))
+    say("{} of {} configurations ok{}", len(chosen) - failed - refused, len(chosen),
+        f"; {refused} not run: a GPU would refuse them" if refused else "")
+    document({"correctness_only": True, "session": described, "configurations": checked_list,
+              "ok": len(chosen) - failed - refused, "failed": failed, "refused": refused})
     if failed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FOUND)
+
+
+def _check_all(session: EdgeSessions, name: str, chosen: list[Selected], text: str | None,
+               source: Path | None) -> tuple[int, int, list[dict]]:
+    """Verify each chosen configuration, printing as it goes; (failed, refused, their records)."""
+    failed = refused = 0
+    checked_list = []
+    with progress(f"verify {name}", len(chosen)) as moved:
+        for n, item in enumerate(chosen, 1):
+            say("[{}/{}] {}: {}", n, len(chosen), item.why, json.dumps(item.config))
+            edge, checked = session.verify(item.config, source=text, source_name=source.name if source else None)
+            status = checked.result.status.value
+            refused += checked.refused
+            failed += not checked.ok and not checked.refused
+            ratio = "" if checked.error_ratio is None else f"; largest error {checked.error_ratio:.3g} of the tolerance"
+            if session.grow:
+                say("    {}", edge.describe())
+            say("    [" + ("green" if checked.ok else "red") + "]{}[/]{}; this machine spent {:.1f} s in NVRTC, "
+                "{:.1f} s building, {:.1f} s emulating", status, ratio, checked.gate_s, checked.build_s, checked.run_s)
+            if checked.result.message:
+                block(checked.result.message)
+            checked_list.append({"why": item.why, "config": item.config, "status": status, "ok": bool(checked.ok),
+                                 "refused": bool(checked.refused), "error_ratio": checked.error_ratio,
+                                 "message": checked.result.message or None})
+            moved(n, len(chosen))
+    return failed, refused, checked_list
 
 
 def register(app: typer.Typer) -> None:

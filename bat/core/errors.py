@@ -1,5 +1,7 @@
 """Exception types of BAT: one root, each subclass also a matching built-in."""
 
+import difflib
+
 
 class BatError(Exception):
     """Root of every error BAT raises on purpose; the CLI prints it as one line."""
@@ -15,7 +17,9 @@ class UnknownNameError(BatError, LookupError):
     def __init__(self, kind: str, name: str, valid: list[str] | tuple[str, ...]) -> None:
         self.kind, self.name, self.valid = kind, name, list(valid)
         listing = ", ".join(self.valid) if self.valid else "(none)"
-        super().__init__(f"unknown {kind} {name!r}; valid: {listing}")
+        close = difflib.get_close_matches(str(name), self.valid, n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        super().__init__(f"unknown {kind} {name!r}{hint}; valid: {listing}")
 
     def __str__(self) -> str:  # LookupError would otherwise quote the message
         return str(self.args[0])

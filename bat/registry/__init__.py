@@ -100,7 +100,7 @@ def with_arguments(spec: str, args: list[str] | tuple[str, ...]) -> str:
 
 
 def _valid_specs() -> list[str]:
-    return [*tuner_names(), "package.module:Class", *(f"{s}:..." for s in scheme_names())]
+    return [*tuner_names(), "package.module:Class", "module:Class", *(f"{s}:..." for s in scheme_names())]
 
 
 def tuner_names() -> list[str]:
@@ -117,9 +117,16 @@ def tuner_entry(name: str) -> TunerEntry:
 
 
 def is_import_path(spec: str) -> bool:
-    """True for ``package.module:Class`` (a tuner given by where it lives, not by name)."""
+    """True for ``package.module:Class`` or ``module:Class`` (a tuner given by where it lives, not by name).
+
+    ``module:Class`` is a module on the path (a single file); a registered family's prefix
+    (``optuna:...``) stays a name, so a misspelt variant is an unknown name.
+    """
     module, sep, attr = spec.partition(":")
-    return bool(sep and attr and "." in module and spec not in _tuners())
+    if not (sep and attr.isidentifier() and all(p.isidentifier() for p in module.split("."))):
+        return False
+    family = "." not in module and any(n.startswith(module + ":") or n == module for n in _tuners())
+    return spec not in _tuners() and not family
 
 
 def tuner_class(spec: str) -> tuple[type[Tuner], dict[str, Any]]:

@@ -1,0 +1,224 @@
+"""The output layer of every command: exit codes, escaped one-line messages, ``--json`` documents, progress.
+
+* **Exit codes**, the same for every command: 0 success; 1 an internal error (a bug in BAT) only;
+  2 bad input or usage; 3 the command worked and found something (a compare regression, a flagged
+  dataset, a configuration that failed verification); 75 ``bat record`` only: run again (with
+  ``--resume``) in a fresh process; 130 interrupted.
+* **Text from outside is never markup.** ``say`` and ``warn`` take the code's own rich markup as
+  the template and every value as an argument; each value is formatted, made one line
+  (``one_line``: control characters, line and paragraph separators shown as escapes) and escaped
+  for rich, so ``[/]`` in a path or a GPU name prints as written and a newline in a name cannot
+  split a message. ``cell`` does the same for a table cell.
+* **``--json``** (anywhere on the command line): human output on stdout is silenced and the
+  command's ``document`` is printed as one JSON document on stdout at the end, also when the
+  command found something (exit 3); on exit 2 or 1 the document is the error
+  (``bat/schemas/cli/error.json``). Every command's document has a JSON Schema in
+  ``bat/schemas/cli/<command>.json``.
+* **Not on a terminal** no line is wrapped (paths and ids stay whole in logs and pipes), and long
+  commands print a plain ``progress`` line to stderr at most every ``PROGRESS_EVERY_S`` seconds
+  (done/total, elapsed, estimated time left); ``--quiet`` silences it.
+
+rich does the markup and the bars; what it does not do (escaping values of a template, one-line
+text, the throttled log line) is the few functions below.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.markup import escape
+
+from bat.cli.console import console, err_console
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FOUND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: ``bat record`` only: the GPU needs a fresh process (a hung kernel, a sticky CUDA error); run again with
+#: --resume. sysexits.h's EX_TEMPFAIL, "try again later".
+EXIT_RETRY = 75
+#: Seconds between two progress lines when stderr is not a terminal.
+PROGRESS_EVERY_S = 10.0
+#: Width of the consoles when they are not a terminal: wide enough that no path or id is wrapped.
+LOG_WIDTH = 100_000
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\x1b", "\u2028": "\\u2028", "\u2029": "\\u2029",
+            "\x85": "\\x85", "\x0b": "\\x0b", "\x0c": "\\x0c"}
+
+
+@dataclass
+class Mode:
+    """How this command line prints: set once by ``bat.cli.main`` through ``configure``."""
+
+    json: bool = False
+    quiet: bool = False
+    command: str = ""
+    document: dict[str, Any] | None = field(default=None)
+    error: str | None = None
+
+
+mode = Mode()
+
+
+def configure(*, json_output: bool, quiet: bool, command: str) -> None:
+    """Set the mode of this command line and the consoles to match it (called again for every command line)."""
+    global mode
+    mode = Mode(json=json_output, quiet=quiet, command=command)
+    for c in (console, err_console):
+        c.soft_wrap = not c.is_terminal
+        c.width = None if c.is_terminal else LOG_WIDTH  # type: ignore[assignment]
+    console.quiet = json_output
+
+
+def one_line(text: object) -> str:
+    """``text`` as one line: every control character, line or paragraph separator shown as an escape."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(_ESCAPES.get(ch) or (ch if ch.isprintable() or ch == " " else f"\\x{ord(ch):02x}"
+                                        if ord(ch) < 256 else f"\\u{ord(ch):04x}") for ch in s)
+
+
+def cell(value: object) -> str:
+    """A value from outside as a table cell: one line, no markup."""
+    return escape(one_line(value))
+
+
+class Markup(str):
+    """Text that ``markup`` made: safe markup, put into another template as it is."""
+
+
+class _Escaping(string.Formatter):
+    """str.format where each value is formatted, then made one line and escaped (the template is not)."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, Markup):
+            return str(value)
+        return escape(one_line(format(value, format_spec)))
+
+
+_formatter = _Escaping()
+
+
+def markup(template: str, *args: object, **values: object) -> Markup:
+    """The code's ``template`` (rich markup, str.format fields) with every value escaped and on one line."""
+    return Markup(_formatter.format(template, *args, **values))
+
+
+def say(template: str, *args: object, **values: object) -> None:
+    """Print one human line on stdout (silenced under ``--json``); see ``markup``."""
+    console.print(markup(template, *args, **values), highlight=False, soft_wrap=True)
+
+
+def block(text: str, indent: str = "    ") -> None:
+    """Print external text that is several lines by nature (a sanitizer's report) as it is: no markup, indented."""
+    console.print("\n".join(indent + one_line(line) for line in str(text).splitlines()), markup=False,
+                  highlight=False, soft_wrap=True)
+
+
+def say_err(template: str, *args: object, **values: object) -> None:
+    """Print one line on stderr (``bat serve``, whose stdout may be the protocol); see ``markup``."""
+    err_console.print(markup(template, *args, **values), highlight=False, soft_wrap=True)
+
+
+def warn(template: str, *args: object, **values: object) -> None:
+    """Print a warning line on stderr, whatever the mode."""
+    err_console.print("[yellow]warning:[/] " + markup(template, *args, **values), highlight=False, soft_wrap=True)
+
+
+def error_line(line: str) -> None:
+    """The one error line of a failed command on stderr; under ``--json`` also the error document on stdout."""
+    err_console.print(f"[bold red]error:[/] {escape(one_line(line))}", highlight=False, soft_wrap=True)
+
+
+def document(data: dict[str, Any]) -> None:
+    """The command's result as one JSON document (printed by ``emit`` under ``--json``)."""
+    mode.document = data
+
+
+def emit(code: int, error: str | None = None) -> None:
+    """Under ``--json``: print the command's document, or the error, as one JSON document on stdout."""
+    if not mode.json:
+        return
+    if error is not None or code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED):
+        doc: dict[str, Any] = {"command": mode.command, "ok": False, "exit_code": code,
+                               "error": one_line(error or "")}
+    else:
+        doc = {"command": mode.command, "ok": True, "exit_code": code, **(mode.document or {})}
+    sys.stdout.write(json.dumps(doc, default=_jsonable, allow_nan=False) + "\n")
+    sys.stdout.flush()
+
+
+def _jsonable(value: Any) -> Any:
+    """numpy scalars, paths and other values as JSON."""
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+@dataclass
+class ProgressLog:
+    """Plain progress lines for a log: at most one every ``every_s`` seconds, with done/total and time left."""
+
+    label: str
+    write: Callable[[str], None]
+    every_s: float = PROGRESS_EVERY_S
+    clock: Callable[[], float] = time.monotonic
+    start: float = field(default=0.0)
+    last: float | None = None
+
+    def __post_init__(self) -> None:
+        self.start = self.clock()
+        self.last = self.start
+
+    def update(self, done: float, total: float | None) -> None:
+        now = self.clock()
+        if self.last is not None and now - self.last < self.every_s:
+            return
+        self.last = now
+        self.write(progress_line(self.label, done, total, now - self.start))
+
+
+def progress_line(label: str, done: float, total: float | None, elapsed_s: float) -> str:
+    """``label: 12/40 (30%), 25 s elapsed, about 58 s left`` (a fraction when total is 1.0)."""
+    if total in (None, 0):
+        return f"{one_line(label)}: {_count(done)} done, {elapsed_s:.0f} s elapsed"
+    fraction = min(max(done / total, 0.0), 1.0)
+    counted = f"{fraction:.0%}" if total == 1.0 else f"{_count(done)}/{_count(total)} ({fraction:.0%})"
+    left = f"about {elapsed_s * (1 - fraction) / fraction:.0f} s left" if fraction > 0 else "time left unknown"
+    return f"{one_line(label)}: {counted}, {elapsed_s:.0f} s elapsed, {left}"
+
+
+def _count(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.2f}"
+
+
+@contextmanager
+def progress(label: str, total: float | None = None) -> Iterator[Callable[[float, float | None], None]]:
+    """Progress of a long command; yields ``update(done, total)``.
+
+    On a terminal: a transient rich bar on stderr. Else: a ``ProgressLog`` line on stderr at most
+    every ``PROGRESS_EVERY_S`` seconds. Nothing under ``--quiet``.
+    """
+    if mode.quiet:
+        yield lambda done, total=None: None
+        return
+    if not err_console.is_terminal:
+        log = ProgressLog(label, lambda line: err_console.print(line, markup=False, highlight=False,
+                                                                soft_wrap=True), every_s=PROGRESS_EVERY_S)
+        yield lambda done, total=total: log.update(done, total)
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task(cell(label), total=total)
+
+        def update(done: float, new_total: float | None = None, task=task) -> None:
+            bar.update(task, completed=done, total=new_total if new_total is not None else bar.tasks[0].total)
+
+        yield update
