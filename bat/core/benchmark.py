@@ -159,8 +159,8 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
     candidate = Path(name_or_path)
     if candidate.is_dir():
         candidate = candidate / "space.json"
-    if candidate.is_file():
-        path = candidate
+    if candidate.exists():
+        path = candidate  # a FIFO or a device is refused by the reader, by its kind
     elif str(name_or_path) in benchmark_names():
         path = benchmark_path(str(name_or_path))
     elif candidate.suffix == ".json" or len(candidate.parts) > 1:
