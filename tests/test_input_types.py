@@ -51,7 +51,7 @@ def test_reserved_names_are_every_column_of_datasets_and_traces() -> None:
 
 @pytest.mark.parametrize("text", ["[]", '"x"', "1", '{"benchmark": [' * 100 + "]" * 100 + "}"])
 def test_dataset_metadata_that_is_not_an_object_is_refused(text) -> None:
-    with pytest.raises(DatasetError, match="m.parquet"):
+    with pytest.raises(DatasetError, match=r"m\.parquet"):
         DatasetMeta.from_json(text, "m.parquet")
 
 
