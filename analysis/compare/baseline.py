@@ -28,7 +28,7 @@ def load_baseline(path: str | Path) -> pd.DataFrame:
     """The observations of an earlier ``bat compare`` (its results.json), every one checked."""
     path = Path(path)
     try:
-        raw = loads(read_bytes(path, MAX_DATA_BYTES), f"--baseline {path}")
+        raw = loads(read_bytes(path, MAX_DATA_BYTES), f"--baseline {path}", finite=False)  # NaN: per field below
     except ValueError as exc:  # malformed, or over a limit of bat.core.limits (InputLimitError)
         raise DatasetError(f"--baseline {path}: not a JSON file ({exc})") from None
     obs = raw.get("observations") if isinstance(raw, dict) else None

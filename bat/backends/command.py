@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from bat.backends.scratch import Scratch
-from bat.core.commandspec import DIR_PLACEHOLDER, CommandSpec, Template
+from bat.core.commandspec import DIR_PLACEHOLDER, CommandSpec, Template, value_text
 from bat.core.dataset import Status
 from bat.core.errors import BackendError
 from bat.core.lifetime import TAG_VARIABLE, kill_tagged
@@ -153,7 +153,7 @@ class CommandBackend:
         self.parameters = parameters
         self.size = dict(size or {})
         fixed = {**(constants or {}), **self.size}
-        self._fixed = {k: _text(v) for k, v in fixed.items()} | {DIR_PLACEHOLDER: str(self.directory)}
+        self._fixed = {k: value_text(v) for k, v in fixed.items()} | {DIR_PLACEHOLDER: str(self.directory)}
         self._scratch = Scratch()
         self._numbers = itertools.count()
         self._pool = ThreadPoolExecutor(max_workers=compile_workers, thread_name_prefix="bat-cc")
@@ -246,7 +246,7 @@ class CommandBackend:
                           compile_ms=build.compile_ms, cost_s=spent_s, message=message)
 
     def _render(self, template: Template, config: Mapping[str, Any]) -> list[str]:
-        return template.render(self._fixed | {k: _text(v) for k, v in config.items()})
+        return template.render(self._fixed | {k: value_text(v) for k, v in config.items()}, self.spec.free_text)
 
     def _key(self, config: Mapping[str, Any]) -> tuple:
         try:
@@ -265,11 +265,6 @@ class CommandBackend:
                 shutil.rmtree(future.result().workdir, ignore_errors=True)
         self._pending.clear()
         self._scratch.close()
-
-
-def _text(value: Any) -> str:
-    """A value as substituted into a command (NumPy scalars as their Python value)."""
-    return str(value.item() if hasattr(value, "item") else value)
 
 
 def _check_program(template: Template | None) -> None:

@@ -195,4 +195,8 @@ def _parse_command(raw: dict[str, Any], space: SearchSpace, source: str) -> Comm
     if not raw.get("command"):
         return None
     known = {*space.names, *raw["problem_size"], *raw.get("constants", {})}
-    return parse_command_section(raw["command"], known, source)
+    values: dict[str, list[Any]] = {p.name: list(p.values) for p in space.parameters}
+    for key in ("problem_size", "small_problem_size", "emulation_problem_size", "constants"):
+        for name, value in raw.get(key, {}).items():
+            values.setdefault(name, []).append(value)
+    return parse_command_section(raw["command"], known, source, values)
