@@ -29,6 +29,7 @@ competes with the timed run, so the pool holds one worker unless asked.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import shutil
@@ -276,12 +277,17 @@ def _check_program(template: Template | None) -> None:
                            "on PATH")
 
 
-def command_backend(benchmark: Benchmark, *, small: bool = False,
-                    compile_workers: int = 1) -> CommandBackend:
-    """The backend of a benchmark with a command section, at its published (or small) size."""
+def command_backend(benchmark: Benchmark, *, small: bool = False, compile_workers: int = 1,
+                    repeats: int | None = None, run_timeout_s: float | None = None) -> CommandBackend:
+    """The backend of a benchmark with a command section, at its published (or small) size; ``repeats`` and
+    ``run_timeout_s`` replace the section's repeats and run time limit when given."""
     spec = benchmark.command_spec
     if spec is None:
         raise BackendError(f"{benchmark.path}: command: this benchmark has no command section")
+    if repeats is not None:
+        spec = dataclasses.replace(spec, repeats=repeats)
+    if run_timeout_s is not None:
+        spec = dataclasses.replace(spec, limits_s={**spec.limits_s, "run": run_timeout_s})
     size = dict(benchmark.size("small" if small else None).values)
     return CommandBackend(spec, benchmark=benchmark.name, directory=benchmark.directory,
                           parameters=tuple(benchmark.space.names), size=size,
