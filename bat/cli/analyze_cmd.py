@@ -40,13 +40,13 @@ def analyze(
     """Analyse the search space of benchmarks from their recorded data and write a report."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bat.analysis.data import group_by_space, load_benchmark_data, load_dataset_data
+    from bat.analysis.data import check_traces, group_by_space, load_benchmark_data, load_dataset_data
     from bat.analysis.model import ModelSettings
     from bat.analysis.report import AnalyzeSettings, analyze_benchmark, write_report
     from bat.cli.console import console
     from bat.core.atomic import check_output, check_output_folder
     from bat.core.errors import DatasetError
-    from bat.core.trace import read_trace
+    from bat.core.locking import FolderLock
     from bat.registry import dataset_entries
 
     if all_:
@@ -56,8 +56,7 @@ def analyze(
         jobs += load_dataset_data(list(dataset or []))
     if not jobs:
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
-    for trace in traces or []:
-        read_trace(trace)  # a trace that cannot be read fails before any work
+    check_traces(list(traces or []), jobs)  # a trace that cannot be read, or of other data, fails before any work
     check_output_folder(out, what="--out")
     for name in ("report.md", "results.json"):
         check_output(out / name, overwrite=force, what="--out")
@@ -67,20 +66,23 @@ def analyze(
                                importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
-    results = []
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        for data in jobs:
-            name = data.benchmark
-            task = bar.add_task(name, total=1.0)
+    with FolderLock(out, "--out"):  # two analyses never write one folder
+        for name in ("report.md", "results.json"):  # again: another analysis may have finished meanwhile
+            check_output(out / name, overwrite=force, what="--out")
+        results = []
+        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                      TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            for data in jobs:
+                name = data.benchmark
+                task = bar.add_task(name, total=1.0)
 
-            def step(what: str, fraction: float, task=task, name=name) -> None:
-                bar.update(task, description=f"{name}: {what}", completed=fraction)
+                def step(what: str, fraction: float, task=task, name=name) -> None:
+                    bar.update(task, description=f"{name}: {what}", completed=fraction)
 
-            results.append(analyze_benchmark(data, settings, out / "figures", step))
-            bar.update(task, completed=1.0)
-    report = write_report(results, settings, out)
+                results.append(analyze_benchmark(data, settings, out / "figures", step))
+                bar.update(task, completed=1.0)
+        report = write_report(results, settings, out)
     for r in results:
         values = r["speedup"]["values"]
         console.print(f"{r['benchmark']}: max speedup over median ({speedup}) "

@@ -114,18 +114,28 @@ def _parse_float(text: str) -> float:
     return value
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # json would keep the last silently: a configuration listed twice, say
+        seen: set[str] = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {key[:80]!r} appears twice in one object")
+    return obj
+
+
 def _refuse_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number BAT accepts (only finite numbers)")
 
 
 def loads(text: str | bytes, where: str, *, finite: bool = True) -> Any:
-    """JSON within the depth and digit limits; ``finite`` refuses NaN, Infinity and numbers that overflow.
+    """JSON within the depth and digit limits, no key twice in an object; ``finite`` refuses NaN, Infinity and
+    numbers that overflow.
 
     ``where`` (a path, "protocol line") starts the message of the InputLimitError raised for a breach
     and of the ``json.JSONDecodeError`` (re-raised as is) for malformed text.
     """
     try:
-        value = json.loads(text, parse_int=_parse_int,
+        value = json.loads(text, parse_int=_parse_int, object_pairs_hook=_object,
                            **({"parse_float": _parse_float, "parse_constant": _refuse_constant} if finite else {}))
     except RecursionError:
         raise InputLimitError(f"{where}: JSON nested deeper than the limit of {MAX_DEPTH}") from None

@@ -40,6 +40,7 @@ from bat.core.space import SearchSpace
 from bat.core.t1 import is_t1
 from bat.core.userdata import safe_name
 from bat.formats import kerneltuner, t4
+from bat.formats.suspect import refuse_or_quarantine
 
 UNKNOWN_GPU = "unknown_gpu"
 
@@ -106,10 +107,12 @@ def import_file(
     source: str = "",
     licence: str = "",
     gpu_source: str = "",
+    allow_suspect: bool = False,
 ) -> Imported:
     """Import a Kernel Tuner cache, T4 or KTT file as a dataset (see the module docstring).
 
-    ``gpu_source`` says where a given ``gpu`` came from (default: ``--gpu``)."""
+    ``gpu_source`` says where a given ``gpu`` came from (default: ``--gpu``); suspect rows (bat.formats.suspect)
+    are refused, or quarantined with ``allow_suspect``."""
     path = Path(path)
     read = _read(path)
     warnings: list[str] = []
@@ -129,6 +132,9 @@ def import_file(
                             f"the data was tuned on with --benchmark (a benchmark name, or its T1 file: "
                             f"`bat import {path.name} --benchmark KERNEL.json`)")
     _check_values(frame, space, str(path))
+    frame, quarantined = refuse_or_quarantine(frame, space.names, meta, str(path), allow=allow_suspect)
+    if quarantined:
+        warnings.append(f"{path.name}: {quarantined} suspect rows quarantined (status missing, column 'suspect')")
     meta.benchmark, meta.space_hash, meta.gpu = space.name, space.space_hash, gpu
     _name_gpu(meta, read, gpu, gpu_source if found == "--gpu" and gpu_source else found)
     stamp_column = next((c for c in ("kt_timestamp", "t4_timestamp") if c in frame.columns), None)
