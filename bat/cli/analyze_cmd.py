@@ -44,7 +44,7 @@ def analyze(
     from bat.analysis.model import ModelSettings
     from bat.analysis.report import AnalyzeSettings, analyze_benchmark, write_report
     from bat.cli.console import console
-    from bat.core.atomic import check_output, check_output_folder
+    from bat.core.atomic import check_output_folder
     from bat.core.errors import DatasetError
     from bat.core.locking import FolderLock
     from bat.registry import dataset_entries
@@ -58,8 +58,7 @@ def analyze(
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
     check_traces(list(traces or []), jobs)  # a trace that cannot be read, or of other data, fails before any work
     check_output_folder(out, what="--out")
-    for name in ("report.md", "results.json"):
-        check_output(out / name, overwrite=force, what="--out")
+    _check_outputs(out, force)
     settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
                                noise_alpha=noise_alpha, centrality_variant=variant,
                                neighbourhood=neighbourhood, centrality_rule=centrality_rule,
@@ -67,8 +66,7 @@ def analyze(
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
     with FolderLock(out, "--out"):  # two analyses never write one folder
-        for name in ("report.md", "results.json"):  # again: another analysis may have finished meanwhile
-            check_output(out / name, overwrite=force, what="--out")
+        _check_outputs(out, force)  # again: another analysis may have finished meanwhile
         results = []
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(),
@@ -99,6 +97,13 @@ def analyze(
         console.print(f"[yellow]does not match the published value:[/] {c['what']}: "
                       f"published {c['published']}, ours {c['ours']}", highlight=False)
     console.print(f"report: {report}")
+
+
+def _check_outputs(out: Path, force: bool) -> None:
+    from bat.core.atomic import check_output
+
+    for name in ("report.md", "results.json"):
+        check_output(out / name, overwrite=force, what="--out")
 
 
 def register(app: typer.Typer) -> None:
