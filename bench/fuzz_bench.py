@@ -29,20 +29,22 @@ def one(name: str, examples: int, minutes: float) -> dict:
     fmt = next(f for f in formats() if f.name == name)
     count, failures, deadline = [0], [], time.monotonic() + minutes * 60
 
-    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(fmt.strategy())
-    def check(example) -> None:
-        if time.monotonic() > deadline:
-            return
-        count[0] += 1
-        with tempfile.TemporaryDirectory() as folder:
-            fmt.check(example, Path(folder))
+    def chunk(n: int) -> None:
+        @settings(max_examples=n, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(fmt.strategy())
+        def check(example) -> None:
+            count[0] += 1
+            with tempfile.TemporaryDirectory() as folder:
+                fmt.check(example, Path(folder))
+
+        check()
 
     start = time.perf_counter()
-    try:
-        check()
-    except Exception as exc:  # hypothesis re-raises the shrunk failure: kept as a finding
-        failures.append(f"{type(exc).__name__}: {str(exc)[:600]}")
+    while count[0] < examples and time.monotonic() < deadline and len(failures) < 3:
+        try:  # chunks of fresh random examples, so that the time limit is kept
+            chunk(min(200, examples - count[0]))
+        except Exception as exc:  # hypothesis re-raises the shrunk failure: kept as a finding
+            failures.append(f"{type(exc).__name__}: {str(exc)[:600]}")
     return {"format": name, "examples": count[0], "failures": failures,
             "seconds": round(time.perf_counter() - start, 1),
             "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}

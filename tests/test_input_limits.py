@@ -117,7 +117,7 @@ def test_a_fifo_in_the_data_folder_blocks_no_listing(tmp_path, monkeypatch, caps
     os.mkfifo(data / "x.parquet")
     start = time.perf_counter()
     code = run_in(tmp_path, monkeypatch, ["list", "datasets"])
-    assert time.perf_counter() - start < 20 and code in (0, 2)
+    assert time.perf_counter() - start < 20 and code == 0  # the FIFO is no dataset: skipped, nothing blocks
 
 
 def test_the_shipped_data_is_within_the_limits() -> None:
