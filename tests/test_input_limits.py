@@ -125,3 +125,9 @@ def test_the_shipped_data_is_within_the_limits() -> None:
     for space in Path(__file__).resolve().parents[1].glob("benchmarks/*/space.json"):
         limits.loads(limits.read_text(space, limits.MAX_SPACE_BYTES), str(space))
         json.loads(space.read_text())
+
+
+@pytest.mark.parametrize(("value", "words"), [("[" * 100_000, "deeper"), ("9" * 5000, "5000 digits")])
+def test_a_tuner_option_over_a_limit_is_refused(value, words, tmp_path, monkeypatch, capsys) -> None:
+    assert_refused(tmp_path, monkeypatch, capsys, ["run", "-t", "reference:random", "-b", "pnpoly", "-n", "3",
+                                                   "-O", f"batch={value}"], words)

@@ -35,7 +35,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bat.core.errors import TunerError
+from bat.core.errors import InputLimitError, TunerError
+from bat.core.limits import loads
 from bat.core.problem import Problem
 
 
@@ -122,9 +123,11 @@ def parse_tuner_options(cls: type[Tuner], pairs: list[str] | tuple[str, ...], wh
             raise TunerError(f"{where} {key!r}: {cls.__name__} has no such hyper-parameter; "
                              f"valid: {', '.join(sorted(declared)) or '(none)'}")
         try:
-            value = json.loads(text)
+            value = loads(text, f"{where} {key}")
         except json.JSONDecodeError:
             value = text
+        except InputLimitError as exc:  # nested too deep, too many digits, NaN
+            raise TunerError(str(exc)) from None
         out[key] = _coerce(value, declared[key], f"{where} {key}")
     return out
 
