@@ -120,6 +120,11 @@ class DatasetMeta:
         missing = {"benchmark", "space_hash", "gpu"} - set(raw)
         if missing:
             raise DatasetError(f"{where}: metadata lacks {sorted(missing)}")
+        for key, value in raw.items():  # one key, one JSON type, checked where the file is read
+            kinds = _META_TYPES[key]
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                raise DatasetError(f"{where}: metadata {key!r} is {json.dumps(value)[:60]}, not of type "
+                                   f"{' or '.join(k.__name__ for k in kinds)}")
         return cls(**raw)
 
     def remember(self, bench: Benchmark) -> DatasetMeta:
@@ -281,6 +286,15 @@ class Dataset:
         if META_KEY not in meta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
         return DatasetMeta.from_json(meta[META_KEY], str(path))
+
+
+#: the JSON types of DatasetMeta's fields, as from_json accepts them
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    **{name: (str,) for name in ("benchmark", "space_hash", "gpu", "gpu_name", "gpu_source", "driver", "toolkit",
+                                 "date", "source", "licence", "notes", "space_file")},
+    "problem_size": (dict,), "input_recipe": (dict,), "extra": (dict,), "partial": (bool,),
+    "n_expected": (int, type(None)), "space": (dict, type(None)),
+}
 
 
 def _regular(path: Path) -> None:

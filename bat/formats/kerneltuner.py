@@ -88,6 +88,13 @@ def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
     return isinstance(raw, dict) and "cache" in raw and "tune_params_keys" in raw
 
 
+#: header keys a reader uses, with the JSON type they must have
+HEADER_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+    ("device_name", str, "a string"), ("kernel_name", str, "a string"), ("objective", str, "a string"),
+    ("tune_params", dict, "an object of value lists"), ("problem_size", int | float | str | list, "a size"),
+)
+
+
 def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
     """Parse a loaded cache into (header, frame in dataset layout)."""
     if not is_kernel_tuner_cache(raw):
@@ -97,6 +104,13 @@ def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
         raise DatasetError(f"{path}: 'tune_params_keys' must be a list of parameter names")
     if not isinstance(raw["cache"], dict):
         raise DatasetError(f"{path}: 'cache' must be an object of records keyed by parameter values")
+    if not raw["cache"]:
+        raise DatasetError(f"{path}: 'cache' holds no measurements")
+    for key, kind, what in HEADER_TYPES:
+        if key in raw and (isinstance(raw[key], bool) or not isinstance(raw[key], kind)):
+            raise DatasetError(f"{path}: '{key}' must be {what}, got {json.dumps(raw[key])[:60]}")
+    if any(not isinstance(v, list) for v in raw.get("tune_params", {}).values()):
+        raise DatasetError(f"{path}: 'tune_params' must map each parameter to a list of its values")
     rows = parse_records(((f"{path}: cache[{key!r}]", (key, rec)) for key, rec in raw["cache"].items()),
                          lambda where, item: _cache_row(*item, keys, path),
                          "an object with every parameter, 'time' and optionally a list of numbers 'times'")
