@@ -33,6 +33,8 @@ FOUND = [
     ("cache-device-name-list", "c.json", _cache(lambda r: r.update(device_name=["x"]))),
     ("t4-times-null", "t.json", json.dumps(t4_base() | {"results": [dict(t4_base()["results"][0], times=None)]})
      .encode()),
+    ("t4-objectives-object", "t.json", json.dumps(t4_base() | {"results": [dict(t4_base()["results"][0],
+                                                                              objectives={"a": 1})]}).encode()),
 ]
 
 
