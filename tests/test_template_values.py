@@ -15,7 +15,7 @@ from bat.core.commandspec import SAFE_VALUE, parse_template
 from bat.core.errors import SpaceSpecError
 
 #: programs that read an argument as code and are on no deny-list: a value reaching them must be inert
-INTERPRETERS = ["awk {X}", "flock /tmp/l -c {X}", "script -qc {X}", "rbash -c {X}", "sg users -c {X}",
+INTERPRETERS = ["awk {X}", "flock lockfile -c {X}", "script -qc {X}", "rbash -c {X}", "sg users -c {X}",
                 "gdb -batch -ex {X}", "jq {X}", "sed {X}", "find . -exec {X} ;", "xargs -I{{}} {X}",
                 "make -f /dev/null --eval={X}", "vim -c {X}", "php -r {X}", "lua -e {X}", "Rscript -e {X}"]
 CODE_VALUES = ["BEGIN{system(\"id\")}", "!id", "$(id)", "`id`", "a;id", "a|id", "x y", "a\nb", "s/x/y/e",
