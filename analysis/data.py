@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,3 +109,22 @@ def times_failed_inf(dataset: Dataset) -> np.ndarray:
     """Objective of every recorded configuration, +inf for the ones that are not ok."""
     ok = (dataset.frame["status"] == Status.OK.value).to_numpy()
     return np.where(ok, dataset.frame["objective_ms"].to_numpy(dtype=float), np.inf)
+
+
+def check_traces(paths: Sequence[Path], jobs: Sequence[BenchmarkData]) -> None:
+    """Every trace given to ``bat analyze --trace`` is of a benchmark, space and GPU being analysed
+    (DatasetError naming the trace otherwise: it would be left out of every figure silently)."""
+    from bat.core.trace import read_trace
+
+    for path in paths:
+        _, meta = read_trace(path)
+        bench, gpu, space_hash = meta.get("benchmark"), meta.get("gpu"), meta.get("space_hash")
+        same = [d for d in jobs if d.benchmark == bench]
+        if not same:
+            raise DatasetError(f"--trace {path}: a trace of benchmark {bench!r}, which is not analysed here "
+                               f"(analysed: {', '.join(sorted({d.benchmark for d in jobs}))})")
+        if space_hash is not None and not any(d.space.space_hash == space_hash for d in same):
+            raise DatasetError(f"--trace {path}: recorded on another space of {bench} (hash {str(space_hash)[:12]})")
+        if not any(gpu in d.gpus for d in same):
+            raise DatasetError(f"--trace {path}: a trace on GPU {gpu!r}, which has no data here (GPUs: "
+                               f"{', '.join(sorted({g for d in same for g in d.gpus}))})")

@@ -194,12 +194,12 @@ def test_unknown_placeholder_is_rejected_at_load_naming_file_and_key(tmp_path):
 def test_shell_metacharacters_in_values_run_nothing(tmp_path, scratch):
     values = [f"x; touch {tmp_path}/pwned1", f"$(touch {tmp_path}/pwned2)",
               f"`touch {tmp_path}/pwned3`", f"a' && touch {tmp_path}/pwned4 '"]
-    command = {"run": "printf 'got=%s\\n' {S}", "objective": "wall", "repeats": 1}
+    command = {"run": "printf 'got=%s\\n' {S}", "objective": "wall", "repeats": 1, "free_text": ["S"]}
     bench = load_benchmark(write_bench(tmp_path, command, [{"name": "S", "values": values}]))
     backend = command_backend(bench)
     for v in values:
         assert backend.evaluate({"S": v}).status is Status.OK
-        assert parse_template(command["run"], frozenset({"S"}), "t").render({"S": v}) == \
+        assert parse_template(command["run"], frozenset({"S"}), "t").render({"S": v}, frozenset({"S"})) == \
             ["printf", "got=%s\\n", v]
         assert run_step(["printf", "%s", v], tmp_path, 5).stdout == v
     backend.close()
@@ -238,7 +238,8 @@ def test_placeholder_passed_as_an_argument_is_accepted(text):
 
 
 def test_positional_argument_renders_as_one_word():
-    argv = parse_template("sh -c 'cc -DX=\"$1\" p.c' sh {X}", frozenset({"X"}), "f").render({"X": "1 $(x)"})
+    template = parse_template("sh -c 'cc -DX=\"$1\" p.c' sh {X}", frozenset({"X"}), "f")
+    argv = template.render({"X": "1 $(x)"}, frozenset({"X"}))
     assert argv == ["sh", "-c", 'cc -DX="$1" p.c', "sh", "1 $(x)"]
 
 

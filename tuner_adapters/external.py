@@ -15,8 +15,10 @@ trace metadata (``tuner_report``) that names its exit status.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ import numpy as np
 from bat.core.errors import TunerError
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
+from bat.protocol.pacing import DEFAULT_IDLE_S, DEFAULT_REQUEST_S, Pacing
 from bat.protocol.server import Outcome, Session
 
 #: seconds a program gets to exit after its session ended, before it is killed
@@ -38,6 +41,8 @@ class ExternalTuner(Tuner):
 
     command: str
     transcript: str | None = None  # a file to write every message to, both ways (JSON lines)
+    idle_s: float = DEFAULT_IDLE_S  # limits on a stalling program (bat.protocol.pacing): -O idle_s=...
+    request_s: float = DEFAULT_REQUEST_S
     summary = "a tuner in another process, any language, over the BAT protocol: exec:PROGRAM [ARGS]"
     notes = "the program speaks docs/PROTOCOL.md on stdin/stdout; its own time, start-up included, is tuner time"
     _report: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
@@ -52,6 +57,7 @@ class ExternalTuner(Tuner):
         if shutil.which(argv[0]) is None:  # a bare name is looked up on PATH, a path checked as it is
             raise ValueError(f"{argv[0]}: no such executable program")
         self.argv = argv
+        self.pacing = Pacing(float(self.idle_s), float(self.request_s))
 
     @classmethod
     def scheme_arguments(cls, text: str) -> dict[str, Any]:
@@ -61,9 +67,10 @@ class ExternalTuner(Tuner):
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         with contextlib.ExitStack() as stack:
             transcript = stack.enter_context(open(self.transcript, "w")) if self.transcript else None
-            session = Session(problem, seed=library_seed(rng), transcript=transcript)
-            try:
-                process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            session = Session(problem, seed=library_seed(rng), transcript=transcript, pacing=self.pacing)
+            try:  # a session of its own: its process group, children included, ends with the run
+                process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           start_new_session=True)
             except OSError as exc:
                 raise TunerError(f"exec:{self.argv[0]}: cannot start it: {exc}") from exc
             assert process.stdin is not None and process.stdout is not None
@@ -81,16 +88,20 @@ class ExternalTuner(Tuner):
 
 
 def _finish(process: subprocess.Popen) -> int:
-    """Close the program's input, give it time to exit, kill it otherwise; its exit status."""
+    """Close the program's input, give it time to exit, kill it otherwise, then end whatever of its process
+    group is left (a child it started in the background); its exit status."""
     assert process.stdin is not None and process.stdout is not None
     for stream in (process.stdin, process.stdout):
         with contextlib.suppress(OSError):  # a broken pipe on the final flush
             stream.close()
     try:
-        return process.wait(timeout=EXIT_GRACE_S)
+        status = process.wait(timeout=EXIT_GRACE_S)
     except subprocess.TimeoutExpired:
         process.kill()
-        return process.wait()
+        status = process.wait()
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # none left
+        os.killpg(process.pid, signal.SIGKILL)
+    return status
 
 
 def _report(outcome: Outcome, status: int, program: str) -> dict[str, Any]:

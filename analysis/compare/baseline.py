@@ -21,16 +21,15 @@ import pandas as pd
 from bat.analysis.compare.assess import CELL
 from bat.analysis.compare.campaign import Campaign
 from bat.core.errors import DatasetError
+from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
 
 
 def load_baseline(path: str | Path) -> pd.DataFrame:
     """The observations of an earlier ``bat compare`` (its results.json), every one checked."""
     path = Path(path)
     try:
-        raw = json.loads(path.read_bytes())
-    except OSError as exc:
-        raise DatasetError(f"--baseline {path}: cannot read: {exc.strerror}") from None
-    except ValueError as exc:
+        raw = loads(read_bytes(path, MAX_DATA_BYTES), f"--baseline {path}", finite=False)  # NaN: per field below
+    except ValueError as exc:  # malformed, or over a limit of bat.core.limits (InputLimitError)
         raise DatasetError(f"--baseline {path}: not a JSON file ({exc})") from None
     obs = raw.get("observations") if isinstance(raw, dict) else None
     if not isinstance(obs, list) or not obs:

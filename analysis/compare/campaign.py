@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -38,6 +39,11 @@ from bat.run.targets import NOISE_MODES
 
 class CampaignError(BatError, ValueError):
     """A campaign that cannot be run as defined (names the option that is wrong)."""
+
+
+def file_label(label: str) -> str:
+    """The part of a file name a tuner label becomes (plots, IOHprofiler folders): unsafe characters as '_'."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", label)
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,11 @@ class Campaign:
         labels = [t.label for t in self.tuners]
         if len(set(labels)) != len(labels):
             raise CampaignError(f"--tuners: labels must be unique, got {labels}")
+        files: dict[str, str] = {}
+        for label in labels:
+            if (other := files.setdefault(file_label(label), label)) != label:
+                raise CampaignError(f"--tuners: labels {other!r} and {label!r} share the file name "
+                                    f"{file_label(label)!r} (plots, IOHprofiler folders); rename one")
         if not self.targets:
             raise CampaignError("--benchmarks: at least one benchmark with recorded data is needed")
         if not self.budgets or min(self.budgets) < 1:

@@ -17,13 +17,12 @@ count, at every evaluation.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
 
 from bat.analysis.compare.assess import random_times
-from bat.analysis.compare.campaign import Campaign
+from bat.analysis.compare.campaign import Campaign, file_label
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
 from bat.analysis.data import gpu_label
@@ -38,10 +37,6 @@ def panels(n: int, width: float = 4.6, height: float = 3.4):
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat)[:n]
-
-
-def safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
 def _random_band(campaign: Campaign, ks: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
@@ -119,7 +114,7 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -
             if mine:
                 _draw_tuner(ax, ks, mine, t.label)
             _style(ax, bench, names[bench, gpu])
-        paths.append(save_figure(fig, out / f"convergence_{safe_name(t.label)}", svg=False))
+        paths.append(save_figure(fig, out / f"convergence_{file_label(t.label)}", svg=False))
     fig, axes = panels(len(campaign.targets), width=5.6, height=4.0)
     for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
         _draw_random(ax, ks, bands.get((bench, gpu)))

@@ -29,6 +29,7 @@ competes with the timed run, so the pool holds one worker unless asked.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import shutil
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from bat.backends.scratch import Scratch
-from bat.core.commandspec import DIR_PLACEHOLDER, CommandSpec, Template
+from bat.core.commandspec import DIR_PLACEHOLDER, CommandSpec, Template, value_text
 from bat.core.dataset import Status
 from bat.core.errors import BackendError
 from bat.core.lifetime import TAG_VARIABLE, kill_tagged
@@ -153,7 +154,7 @@ class CommandBackend:
         self.parameters = parameters
         self.size = dict(size or {})
         fixed = {**(constants or {}), **self.size}
-        self._fixed = {k: _text(v) for k, v in fixed.items()} | {DIR_PLACEHOLDER: str(self.directory)}
+        self._fixed = {k: value_text(v) for k, v in fixed.items()} | {DIR_PLACEHOLDER: str(self.directory)}
         self._scratch = Scratch()
         self._numbers = itertools.count()
         self._pool = ThreadPoolExecutor(max_workers=compile_workers, thread_name_prefix="bat-cc")
@@ -246,7 +247,7 @@ class CommandBackend:
                           compile_ms=build.compile_ms, cost_s=spent_s, message=message)
 
     def _render(self, template: Template, config: Mapping[str, Any]) -> list[str]:
-        return template.render(self._fixed | {k: _text(v) for k, v in config.items()})
+        return template.render(self._fixed | {k: value_text(v) for k, v in config.items()}, self.spec.free_text)
 
     def _key(self, config: Mapping[str, Any]) -> tuple:
         try:
@@ -267,11 +268,6 @@ class CommandBackend:
         self._scratch.close()
 
 
-def _text(value: Any) -> str:
-    """A value as substituted into a command (NumPy scalars as their Python value)."""
-    return str(value.item() if hasattr(value, "item") else value)
-
-
 def _check_program(template: Template | None) -> None:
     """Fail early when a step's program (no placeholder, no path) is not on PATH."""
     if template is None or template.program is None or "/" in template.program:
@@ -281,12 +277,17 @@ def _check_program(template: Template | None) -> None:
                            "on PATH")
 
 
-def command_backend(benchmark: Benchmark, *, small: bool = False,
-                    compile_workers: int = 1) -> CommandBackend:
-    """The backend of a benchmark with a command section, at its published (or small) size."""
+def command_backend(benchmark: Benchmark, *, small: bool = False, compile_workers: int = 1,
+                    repeats: int | None = None, run_timeout_s: float | None = None) -> CommandBackend:
+    """The backend of a benchmark with a command section, at its published (or small) size; ``repeats`` and
+    ``run_timeout_s`` replace the section's repeats and run time limit when given."""
     spec = benchmark.command_spec
     if spec is None:
         raise BackendError(f"{benchmark.path}: command: this benchmark has no command section")
+    if repeats is not None:
+        spec = dataclasses.replace(spec, repeats=repeats)
+    if run_timeout_s is not None:
+        spec = dataclasses.replace(spec, limits_s={**spec.limits_s, "run": run_timeout_s})
     size = dict(benchmark.size("small" if small else None).values)
     return CommandBackend(spec, benchmark=benchmark.name, directory=benchmark.directory,
                           parameters=tuple(benchmark.space.names), size=size,

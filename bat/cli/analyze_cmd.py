@@ -58,13 +58,13 @@ def analyze(
                                      "embeds it)."),
 ) -> None:
     """Analyse the search space of benchmarks from their recorded data and write a report."""
-    from bat.analysis.data import group_by_space, load_benchmark_data, load_dataset_data
+    from bat.analysis.data import check_traces, group_by_space, load_benchmark_data, load_dataset_data
     from bat.analysis.model import ModelSettings
     from bat.analysis.plots import figure_formats
     from bat.analysis.report import AnalyzeSettings, write_report
-    from bat.core.atomic import check_output, check_output_folder
+    from bat.core.atomic import check_output_folder
     from bat.core.errors import DatasetError
-    from bat.core.trace import read_trace
+    from bat.core.locking import FolderLock
     from bat.registry import dataset_entries
 
     chosen = figure_format_list(formats)
@@ -75,20 +75,20 @@ def analyze(
         jobs += load_dataset_data(list(dataset or []))
     if not jobs:
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
-    for trace in traces or []:
-        read_trace(trace)  # a trace that cannot be read fails before any work
+    check_traces(list(traces or []), jobs)  # a trace that cannot be read, or of other data, fails before any work
     check_output_folder(out, what="--out")
-    for name in ("report.md", "results.json"):
-        check_output(out / name, overwrite=force, what="--out")
+    _check_outputs(out, force)
     settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
                                noise_alpha=noise_alpha, centrality_variant=variant,
                                neighbourhood=neighbourhood, centrality_rule=centrality_rule,
                                importance=not no_importance,
                                pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
                                trace_paths=list(traces or []), seed=seed)
-    with figure_formats(chosen):
-        results = _analyze_all(jobs, settings, out)
-        report = write_report(results, settings, out)
+    with FolderLock(out, "--out"):  # two analyses never write one folder
+        _check_outputs(out, force)  # again: another analysis may have finished meanwhile
+        with figure_formats(chosen):
+            results = _analyze_all(jobs, settings, out)
+            report = write_report(results, settings, out)
     _summarize(results, report, speedup, convergence, out)
 
 
@@ -128,6 +128,13 @@ def _summarize(results: list[dict], report: Path, speedup: str, convergence: str
               "convergence_definition": convergence, "benchmarks": summaries,
               "published_mismatches": [{"what": c["what"], "published": c["published"], "ours": c["ours"]}
                                        for c in bad]})
+
+
+def _check_outputs(out: Path, force: bool) -> None:
+    from bat.core.atomic import check_output
+
+    for name in ("report.md", "results.json"):
+        check_output(out / name, overwrite=force, what="--out")
 
 
 def register(app: typer.Typer) -> None:

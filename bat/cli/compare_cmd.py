@@ -21,8 +21,14 @@ if TYPE_CHECKING:
 SCHEDULER_TIMEOUT_S = 10
 
 
-def _split(text: str | None) -> list[str] | None:
-    return [p.strip() for p in text.split(",") if p.strip()] if text else None
+def _split(text: str | None, option: str = "") -> list[str] | None:
+    """The items of a comma-separated option; an option given with no item is an error, not the default."""
+    if text is None:
+        return None
+    items = [p.strip() for p in text.split(",")]
+    if not all(items):
+        raise typer.BadParameter(f"an empty item in {text!r}; give comma-separated values", param_hint=option)
+    return items
 
 
 def compare(
@@ -79,14 +85,14 @@ def compare(
     from bat.cli.analyze_cmd import figure_format_list
 
     try:
-        budget_list = [int(b) for b in (_split(budgets) or [])]
+        budget_list = [int(b) for b in (_split(budgets, "--budgets") or [])]
     except ValueError as exc:
         raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
-    bench_list = _split(benchmarks)
-    campaign = plan_campaign(tuners=_split(tuners), benchmarks=None if bench_list == ["all"] else bench_list,
-                             datasets=_split(datasets), gpus=_split(gpus), budgets=budget_list, repeats=repeats,
-                             seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise,
-                             tuner_options=[str(p) for p in tuner_options])
+    bench_list = _split(benchmarks, "--benchmarks")
+    campaign = plan_campaign(tuners=_split(tuners, "--tuners"), benchmarks=None if bench_list == ["all"] else
+                             bench_list, datasets=_split(datasets, "--datasets"), gpus=_split(gpus, "--gpus"),
+                             budgets=budget_list, repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
+                             backend=backend, noise=noise, tuner_options=[str(p) for p in tuner_options])
     if scheduler:
         _check_scheduler(scheduler)
     chosen = figure_format_list(formats)

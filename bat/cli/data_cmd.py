@@ -37,6 +37,9 @@ def import_(
     source: str = typer.Option("", "--source", help="Where the data comes from (kept as provenance)."),
     licence: str = typer.Option("", "--licence", help="The data's licence notice."),
     notes: str = typer.Option("", "--notes", help="Anything a user of the data should know."),
+    allow_suspect: bool = typer.Option(False, "--allow-suspect", help="Keep rows with impossible times or "
+                                       "repeated configurations, quarantined (status missing, column 'suspect'), "
+                                       "instead of refusing the file."),
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
     from bat.cli.console import shown_path
@@ -46,14 +49,15 @@ def import_(
     from bat.formats.kerneltuner import read_json
 
     if file.is_dir():
-        _import_folder(file, benchmark, out, force, source, licence, notes)
+        _import_folder(file, benchmark, out, force, source, licence, notes, allow_suspect)
         return
     if is_t1(read_json(file)):
         _import_space(file, out, force)
         return
     if out is not None:
         check_output(out, overwrite=force, what="--out")
-    imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence)
+    imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence,
+                      allow_suspect=allow_suspect)
     for warning in imp.warnings:
         warn("{}", warning)
     ds = imp.dataset
@@ -63,7 +67,8 @@ def import_(
     if imp.benchmark is None:
         check_output(space_path, overwrite=force, what="the inferred space")
     ds.meta.n_expected = len(ds.frame)
-    ds.meta.notes = notes or ds.meta.notes
+    ds.meta.notes = "; ".join(n for n in (notes, ds.meta.notes) if n) if ds.meta.extra.get("quarantined") \
+        else notes or ds.meta.notes
     ds.save(out, overwrite=force)
     if imp.benchmark is None:
         kind = "a space inferred from the file"
@@ -97,13 +102,14 @@ def import_(
 
 
 def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,
-                   notes: str) -> None:
+                   notes: str, allow_suspect: bool = False) -> None:
     """A folder in the hub's layout: every file read and checked, then one dataset per GPU written."""
     from bat.cli.console import shown_path
     from bat.core.userdata import check_writable, dataset_file
     from bat.formats.folder import import_folder
 
-    result = import_folder(folder, benchmark=benchmark, source=source, licence=licence)
+    result = import_folder(folder, benchmark=benchmark, source=source, licence=licence,
+                           allow_suspect=allow_suspect)
     targets = []
     for imp in result.imported:
         meta = imp.dataset.meta
@@ -118,7 +124,8 @@ def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force:
     for imp, path in zip(result.imported, targets, strict=True):
         ds = imp.dataset
         ds.meta.n_expected = len(ds.frame)
-        ds.meta.notes = notes or ds.meta.notes
+        ds.meta.notes = "; ".join(n for n in (notes, ds.meta.notes) if n) if ds.meta.extra.get("quarantined") \
+        else notes or ds.meta.notes
         ds.save(path, overwrite=force)
         statuses = {str(k): int(v) for k, v in ds.frame["status"].value_counts().to_dict().items()}
         counts = ", ".join(f"{k} {v}" for k, v in sorted(statuses.items()))

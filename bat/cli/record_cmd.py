@@ -36,9 +36,11 @@ def record(
                                       help="Stop starting new configurations after M minutes."),
     workers: int = typer.Option(max(1, min(8, (os.cpu_count() or 2) - 1)), "--workers",
                                 min=0, help="NVRTC compile processes (0: compile inline)."),
-    repeats: int = typer.Option(7, "--repeats", min=1, help="Timed runs after the warm-up."),
-    timeout: float = typer.Option(10.0, "--timeout", min=0.01, callback=positive_finite,
-                                  help="Seconds one run may take."),
+    repeats: int = typer.Option(None, "--repeats", min=1, help="Timed runs after the warm-up (default 7; a "
+                                "command benchmark: its command.repeats)."),
+    timeout: float = typer.Option(None, "--timeout", min=0.01, callback=positive_finite,
+                                  help="Seconds one run may take (default 10; a command benchmark: its "
+                                       "command.time_limit_s.run)."),
     counters: bool = typer.Option(False, "--counters", help="Also collect the profile-guided search's "
                                   "Nsight Compute counters: ncu profiles each ok configuration once more "
                                   "in a separate process (seconds each; recorded as profile_ms)."),
@@ -67,7 +69,7 @@ def record(
 
         dataset, outcome, out = record_command_benchmark(
             bench, out, small=size is SizeChoice.small, sample=sample, seed=seed, compile_workers=max(1, workers),
-            limit=limit, max_seconds=max_seconds, resume=resume, force=force)
+            limit=limit, max_seconds=max_seconds, resume=resume, force=force, repeats=repeats, timeout_s=timeout)
         broken = False
     else:
         from bat.run.recording.live import record_live
@@ -75,8 +77,8 @@ def record(
         with recording_bar() as (on_start, on_record):
             done = record_live(bench, out=out, sample=sample, seed=seed, gpu_name=gpu_name,
                                small=size is SizeChoice.small, resume=resume, force=force, limit=limit,
-                               max_seconds=max_seconds, workers=workers, repeats=repeats, timeout_s=timeout,
-                               counters=counters, on_note=lambda m: say("{}", m),
+                               max_seconds=max_seconds, workers=workers, repeats=repeats or 7,
+                               timeout_s=timeout or 10.0, counters=counters, on_note=lambda m: say("{}", m),
                                on_start=on_start, on_record=on_record)
         if done.outcome is None:
             return

@@ -41,6 +41,11 @@ def serve(
     transcript: Path = typer.Option(None, "--transcript", help="Write every message, both ways, to this file "
                                                                "(JSON lines)."),
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
+    idle_timeout: float = typer.Option(600.0, "--idle-timeout", callback=positive_finite,
+                                       help="Seconds the client may send nothing after a reply before the "
+                                            "session ends (bat.protocol.pacing)."),
+    request_timeout: float = typer.Option(60.0, "--request-timeout", callback=positive_finite,
+                                          help="Seconds one request may take to arrive once begun."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
     from bat.core.atomic import check_output
@@ -71,7 +76,8 @@ def serve(
             log.write(json.dumps({"from": "bat", "settings": settings}) + "\n")
         reader, writer = stack.enter_context(_socket(socket_path) if socket_path else _stdio())
         say_err("serving {}/{}, budget {}, seed {}", target.benchmark, target.gpu, b.describe(), seed)
-        result = run_tuner(StreamTuner(reader=reader, writer=writer, transcript=log), target, budget=b,
+        result = run_tuner(StreamTuner(reader=reader, writer=writer, transcript=log, idle_s=idle_timeout,
+                                       request_s=request_timeout), target, budget=b,
                            seed=seed, tuner_name=name)
     target.backend.close()
     result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)

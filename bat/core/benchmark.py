@@ -159,8 +159,8 @@ def load_benchmark(name_or_path: str | Path) -> Benchmark:
     candidate = Path(name_or_path)
     if candidate.is_dir():
         candidate = candidate / "space.json"
-    if candidate.is_file():
-        path = candidate
+    if candidate.exists():
+        path = candidate  # a FIFO or a device is refused by the reader, by its kind
     elif str(name_or_path) in benchmark_names():
         path = benchmark_path(str(name_or_path))
     elif candidate.suffix == ".json" or len(candidate.parts) > 1:
@@ -195,4 +195,8 @@ def _parse_command(raw: dict[str, Any], space: SearchSpace, source: str) -> Comm
     if not raw.get("command"):
         return None
     known = {*space.names, *raw["problem_size"], *raw.get("constants", {})}
-    return parse_command_section(raw["command"], known, source)
+    values: dict[str, list[Any]] = {p.name: list(p.values) for p in space.parameters}
+    for key in ("problem_size", "small_problem_size", "emulation_problem_size", "constants"):
+        for name, value in raw.get(key, {}).items():
+            values.setdefault(name, []).append(value)
+    return parse_command_section(raw["command"], known, source, values)

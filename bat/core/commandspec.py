@@ -33,6 +33,19 @@ is looked at, not only the first), the code of ``python -c``, ``perl -e``,
 words again). Pass the value as an argument instead:
 ``sh -c 'prog "$1"' sh {X}``. A program named by a placeholder cannot be
 checked and is the space file's author's business.
+
+Values are allow-listed, not programs deny-listed: a list of interpreters
+will always miss one (``awk``, ``gdb -ex``, ``flock -c``...), so every value
+substituted into a template (a parameter value, a problem size, a constant)
+must match ``SAFE_VALUE``: letters, digits and ``_ . , + -``, which is code
+in no language a program could read it as. This is checked for every value
+of the space when the benchmark is loaded and again for every value when a
+command is built. A parameter the section lists under ``free_text`` may hold
+any text: the risk, stated in docs/RELIABILITY.md, is that a program reading
+its argument as code (``awk``, ``gdb -ex``, ``node -e``) runs that value;
+the interpreter check above remains as a second line. ``{dir}`` is a path
+chosen by whoever runs BAT, not a value of the space, and is not
+allow-listed.
 """
 
 from __future__ import annotations
@@ -40,7 +53,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +67,9 @@ UNITS_MS: dict[str, float] = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
 DEFAULT_LIMITS_S: dict[str, float] = {"compile": 120.0, "run": 60.0, "verify": 60.0}
 DEFAULT_REPEATS = 3
 
-_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s")
+_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s", "free_text")
+#: A value substituted into a command (see the module docstring); the whole text must match.
+SAFE_VALUE = re.compile(r"[A-Za-z0-9_.,+-]*")
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 
 
@@ -75,9 +90,26 @@ class Template:
         first = self.argv[0]
         return None if any(is_name for is_name, _ in first) else "".join(p for _, p in first)
 
-    def render(self, values: Mapping[str, str]) -> list[str]:
-        """The argument list with every placeholder replaced by its value (never re-split)."""
+    def render(self, values: Mapping[str, str], free_text: frozenset[str] = frozenset()) -> list[str]:
+        """The argument list with every placeholder replaced by its value (never re-split); a value outside
+        SAFE_VALUE (except ``{dir}`` and the ``free_text`` names) raises SpaceSpecError."""
+        for name in self.names - free_text - {DIR_PLACEHOLDER}:
+            check_value(name, values[name], self.text)
         return ["".join(values[p] if is_name else p for is_name, p in arg) for arg in self.argv]
+
+
+def value_text(value: Any) -> str:
+    """A value as substituted into a command (NumPy scalars as their Python value)."""
+    return str(value.item() if hasattr(value, "item") else value)
+
+
+def check_value(name: str, text: str, where: str) -> None:
+    """``text``, the value of placeholder ``{name}``, is within SAFE_VALUE (SpaceSpecError otherwise)."""
+    if not SAFE_VALUE.fullmatch(text):
+        raise SpaceSpecError(
+            f"{where}: value {text[:60]!r} of {{{name}}} has characters outside letters, digits and '_.,+-', "
+            "so it could be read as code; list the parameter under command.free_text to allow any text "
+            "(docs/RELIABILITY.md states the risk)")
 
 
 @dataclass(frozen=True)
@@ -122,6 +154,7 @@ class CommandSpec:
     objective: Objective
     repeats: int
     limits_s: Mapping[str, float]
+    free_text: frozenset[str] = frozenset()
 
     def templates(self) -> dict[str, str]:
         """The template texts, for provenance."""
@@ -282,11 +315,14 @@ def _split_string_argument(argv: tuple[_Word, ...], start: int) -> int | None:
     return None
 
 
-def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: str) -> CommandSpec:
+def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: str,
+                          values: Mapping[str, Iterable[Any]] | None = None) -> CommandSpec:
     """Validate the "command" section ``raw`` of space file ``source``.
 
     ``known`` holds the names a template may use besides ``dir``: the
-    parameters, problem-size keys and constants.
+    parameters, problem-size keys and constants; ``values`` the values each
+    of them may take, every one checked against SAFE_VALUE unless its name is
+    listed under ``free_text``.
     """
     where = f"{source}: command"
     if not isinstance(raw, dict) or not raw:
@@ -305,12 +341,26 @@ def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: st
 
     run = template("run")
     assert run is not None
+    free = _parse_free_text(raw.get("free_text", []), frozenset(known), f"{where}.free_text")
+    used = frozenset().union(*(t.names for t in (run, template("compile"), template("verify")) if t))
+    for name in sorted(used - free - {DIR_PLACEHOLDER}):
+        for value in (values or {}).get(name, ()):
+            check_value(name, value_text(value), f"{source}: {name}")
     return CommandSpec(
         compile=template("compile"), run=run, verify=template("verify"),
         objective=_parse_objective(raw.get("objective", "wall"), f"{where}.objective"),
         repeats=_parse_repeats(raw.get("repeats", DEFAULT_REPEATS), f"{where}.repeats"),
         limits_s=_parse_limits(raw.get("time_limit_s", {}), f"{where}.time_limit_s"),
+        free_text=free,
     )
+
+
+def _parse_free_text(raw: Any, known: frozenset[str], where: str) -> frozenset[str]:
+    if not isinstance(raw, list) or not all(isinstance(n, str) for n in raw):
+        raise SpaceSpecError(f"{where}: expected a list of parameter names")
+    if unknown := sorted(set(raw) - known):
+        raise SpaceSpecError(f"{where}: {unknown[0]!r} is not a parameter, problem-size key or constant")
+    return frozenset(raw)
 
 
 def _parse_objective(raw: Any, where: str) -> Objective:

@@ -23,7 +23,8 @@ import numpy as np
 
 from bat.core.atomic import publish
 from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
-from bat.core.errors import DatasetError, SpaceMismatchError
+from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError
+from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,9 +102,11 @@ class DatasetMeta:
     @classmethod
     def from_json(cls, text: str | bytes, where: str = "<metadata>") -> DatasetMeta:
         try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{where}: metadata is not JSON: {exc}") from exc
+            raw = loads(text, where)
+        except ValueError as exc:  # malformed, or over a limit of bat.core.limits
+            raise DatasetError(f"{where}: metadata is not JSON within the limits: {exc}") from None
+        if not isinstance(raw, dict):
+            raise DatasetError(f"{where}: metadata is a JSON {type(raw).__name__}, not an object")
         raw.pop("format_version", None)
         extra = raw.get("extra")
         if isinstance(extra, dict) and "space" in extra:  # written before the space was a field of its own
@@ -117,6 +120,11 @@ class DatasetMeta:
         missing = {"benchmark", "space_hash", "gpu"} - set(raw)
         if missing:
             raise DatasetError(f"{where}: metadata lacks {sorted(missing)}")
+        for key, value in raw.items():  # one key, one JSON type, checked where the file is read
+            kinds = _META_TYPES[key]
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                raise DatasetError(f"{where}: metadata {key!r} is {json.dumps(value)[:60]}, not of type "
+                                   f"{' or '.join(k.__name__ for k in kinds)}")
         return cls(**raw)
 
     def remember(self, bench: Benchmark) -> DatasetMeta:
@@ -232,6 +240,7 @@ class Dataset:
         path = Path(path)
         if not path.exists():
             raise DatasetError(f"{path}: no such dataset file")
+        _regular(path)
         try:
             table = pq.read_table(path)
         except (pa.ArrowInvalid, OSError) as exc:
@@ -240,9 +249,12 @@ class Dataset:
         if META_KEY not in meta or b"bat_parameters" not in meta:
             raise DatasetError(f"{path}: no BAT metadata (keys 'bat', 'bat_parameters') in the Parquet schema")
         try:
-            params = tuple(json.loads(meta[b"bat_parameters"]))
-        except (ValueError, TypeError) as exc:
+            params = loads(meta[b"bat_parameters"], f"{path}: metadata 'bat_parameters'")
+        except ValueError as exc:
             raise DatasetError(f"{path}: metadata 'bat_parameters' is not a JSON list ({exc})") from None
+        if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+            raise DatasetError(f"{path}: metadata 'bat_parameters' is not a JSON list of names")
+        params = tuple(params)
         frame = table.to_pandas()
         missing = [c for c in (*params, *CORE_COLUMNS) if c not in frame.columns]
         if missing:
@@ -256,6 +268,7 @@ class Dataset:
         """Column names only, without reading the rows."""
         import pyarrow.parquet as pq
 
+        _regular(Path(path))
         return list(pq.read_schema(path).names)
 
     @staticmethod
@@ -264,6 +277,7 @@ class Dataset:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        _regular(Path(path))
         try:
             schema = pq.read_schema(path)
         except (pa.ArrowInvalid, OSError) as exc:
@@ -272,6 +286,23 @@ class Dataset:
         if META_KEY not in meta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
         return DatasetMeta.from_json(meta[META_KEY], str(path))
+
+
+#: the JSON types of DatasetMeta's fields, as from_json accepts them
+_META_TYPES: dict[str, tuple[type, ...]] = {
+    **{name: (str,) for name in ("benchmark", "space_hash", "gpu", "gpu_name", "gpu_source", "driver", "toolkit",
+                                 "date", "source", "licence", "notes", "space_file")},
+    "problem_size": (dict,), "input_recipe": (dict,), "extra": (dict,), "partial": (bool,),
+    "n_expected": (int, type(None)), "space": (dict, type(None)),
+}
+
+
+def _regular(path: Path) -> None:
+    """A dataset file is a regular file within MAX_DATA_BYTES (a FIFO named *.parquet would block)."""
+    try:
+        regular_file(path, MAX_DATA_BYTES)
+    except InputLimitError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 def _as_float_list(value: object) -> list[float]:

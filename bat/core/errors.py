@@ -98,3 +98,7 @@ class FolderInUseError(BatError, RuntimeError):
 
 class RunInterrupted(KeyboardInterrupt):
     """A journalled run was interrupted (Ctrl-C, SIGTERM): the message names the journal that resumes it."""
+
+
+class InputLimitError(BatError, ValueError):
+    """An input over one of the stated limits of bat.core.limits (size, depth, digits), or not a regular file."""

@@ -24,6 +24,7 @@ import numpy as np
 from bat.core import constraint_groups as cg
 from bat.core.errors import SpaceSpecError
 from bat.core.expressions import Expression, parse_expression
+from bat.core.limits import MAX_GROUP_SIZE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,6 +94,13 @@ class SearchSpace:
         env: dict[str, object] = {**self.problem_size, **self.constants}
         self._groups = cg.build_groups(self.radices, self.names, self._values,
                                        self.expressions, env)
+        for group in self._groups:
+            if group.constraints and group.size > MAX_GROUP_SIZE:
+                members = ", ".join(group.names)
+                raise SpaceSpecError(
+                    f"{source}: constraints: the constraints joining {members} span {group.size} combinations, "
+                    f"over the {MAX_GROUP_SIZE} the constraint engine enumerates; split the constraints or "
+                    "narrow the values")
 
     def __repr__(self) -> str:
         return (f"SearchSpace({self.name!r}, {len(self.names)} parameters, "

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import keyword
+import math
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 from bat.core.errors import SpaceSpecError
 from bat.core.expressions import FUNCTION_NAMES
+from bat.core.limits import MAX_SPACE_BYTES, MAX_VALUES, loads, read_text
 from bat.core.space import Constraint, Parameter, SearchSpace
 from bat.core.t1 import is_t1, name_from_file, t1_to_space
 
@@ -22,6 +25,13 @@ REQUIRED = ("name", "parameters", "constraints", "problem_size")
 OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "emulation_problem_size", "launch",
             "kernel", "command", "published", "default")
 SIZES = ("small_problem_size", "emulation_problem_size")
+#: Column names of datasets and traces (bat.core.dataset, bat.core.trace): a parameter of such a name would
+#: overwrite the column (tests/test_input_types.py holds this list and those modules together).
+RESERVED_NAMES = frozenset({
+    "status", "objective_ms", "times_ms", "compile_ms", "benchmark_ms", "message", "registers",
+    "shared_bytes", "local_bytes", "spill_stores_bytes", "spill_loads_bytes", "threads", "blocks",
+    "step", "kind", "charged", "best_so_far_ms", "cost_s", "elapsed_cost_s", "tuner_s", "profiled",
+})
 
 
 class _Checker:
@@ -40,6 +50,9 @@ class _Checker:
         self.typed(name, str, path, "a name")
         if not name.isidentifier() or keyword.iskeyword(name) or name in FUNCTION_NAMES:
             raise self.fail(path, f"{name!r} is not usable as a name in expressions")
+        if (normal := unicodedata.normalize("NFKC", name)) != name:
+            # Python reads identifiers in NFKC form: 'ﬁ' and 'fi' would be one name in expressions
+            raise self.fail(path, f"{name!r} is not in Unicode NFKC form; write it as {normal!r}")
         return name
 
     def numbers(self, raw: dict, key: str) -> dict[str, int | float]:
@@ -47,6 +60,8 @@ class _Checker:
         for name, value in table.items():
             self.identifier(name, f"{key}.{name}")
             self.typed(value, int | float, f"{key}.{name}", "a number")
+            if not math.isfinite(value):
+                raise self.fail(f"{key}.{name}", f"{value} is not a finite number")
         return table
 
     def keys(self, item: Any, path: str, what: str, required: tuple[str, ...],
@@ -71,14 +86,26 @@ class _Checker:
             name = self.identifier(item["name"], f"{path}.name")
             if name in seen:
                 raise self.fail(f"{path}.name", f"duplicate parameter name {name!r}")
+            if name in RESERVED_NAMES:
+                raise self.fail(f"{path}.name", f"{name!r} is reserved: datasets and traces have a column of "
+                                "that name")
             seen.add(name)
             values = self.typed(item["values"], list, f"{path}.values", "a list")
             if not values:
                 raise self.fail(f"{path}.values", "empty value list")
+            if len(values) > MAX_VALUES:
+                raise self.fail(f"{path}.values", f"{len(values)} values, over the limit of {MAX_VALUES}")
+            first: dict[Any, int] = {}
             for k, v in enumerate(values):
                 self.typed(v, int | float | str, f"{path}.values[{k}]", "a number or string")
-                if v in values[:k]:
+                if isinstance(v, float) and not math.isfinite(v):
+                    raise self.fail(f"{path}.values[{k}]", f"{v} is not a finite number")
+                if isinstance(v, str) != isinstance(values[0], str):
+                    raise self.fail(f"{path}.values[{k}]", f"{v!r} mixes strings and numbers in one parameter "
+                                    f"(values[0] is {values[0]!r}): a parameter has one type")
+                if v in first:  # a dict: linear in the number of values (1 and 1.0 are one value)
                     raise self.fail(f"{path}.values[{k}]", f"duplicate value {v!r}")
+                first[v] = k
             out.append(Parameter(name, tuple(values)))
         return out
 
@@ -208,14 +235,9 @@ def read_space_json(path: str | Path) -> dict[str, Any]:
     """Parse a space file (ours, or a T1 file: bat.core.t1); malformed JSON raises SpaceSpecError naming file,
     line and column."""
     path = Path(path)
+    text = read_text(path, MAX_SPACE_BYTES)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SpaceSpecError(f"{path}: cannot read space file ({exc.strerror})") from None
-    except UnicodeDecodeError as exc:
-        raise SpaceSpecError(f"{path}: not UTF-8 text (byte {exc.start}): a space file is UTF-8 JSON") from None
-    try:
-        raw = json.loads(text)
+        raw = loads(text, str(path))
     except json.JSONDecodeError as exc:
         raise SpaceSpecError(f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: "
                              f"{exc.msg}") from None

@@ -49,12 +49,11 @@ import numpy as np
 from bat.core.atomic import write_text
 from bat.core.errors import SpaceSpecError
 from bat.core.expressions import FUNCTION_NAMES, Expression, parse_expression
+from bat.core.limits import MAX_VALUES
 
 #: Kernel Tuner's default names of the thread-block dimensions and the limit it puts on their product.
 BLOCK_SIZE_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 MAX_THREADS_PER_BLOCK = 1024
-#: Longest value list a ``range`` in a T1 file may build.
-MAX_VALUES = 1_000_000
 PROBLEM_SIZE_NAMES = ("problem_size_x", "problem_size_y", "problem_size_z")
 _TYPES = {"int": int, "uint": int, "float": float, "string": str, "bool": int}
 
@@ -148,17 +147,20 @@ def t1_values(raw: Any, kind: str, where: str) -> list[Any]:
         values = _ValueList(raw.strip(), f"{where}.Values").build(tree.body)
     else:
         raise SpaceSpecError(f"{where}.Values: expected a string or a list, got {type(raw).__name__}")
-    typed = []
-    for v in values:
-        typed_value = _typed(v, kind, where)
-        if typed_value not in typed:  # a value listed twice is one value of the space
-            typed.append(typed_value)
+    if len(values) > MAX_VALUES:
+        raise SpaceSpecError(f"{where}.Values: {len(values)} values, over the limit of {MAX_VALUES}")
+    # a value listed twice is one value of the space (a dict keeps the first, in order, in linear time)
+    typed = list(dict.fromkeys(_typed(v, kind, where) for v in values))
     if not typed:
         raise SpaceSpecError(f"{where}.Values: {raw!r} gives no value")
     return typed
 
 
 def _typed(value: Any, kind: str, where: str) -> Any:
+    if not isinstance(value, int | float | str):
+        raise SpaceSpecError(f"{where}.Values: {str(value)[:60]} is not a number or a string")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SpaceSpecError(f"{where}.Values: {value} is not a finite number")
     if kind == "string":
         return value if isinstance(value, str) else str(value)
     if isinstance(value, str) or (kind in ("int", "uint", "bool") and isinstance(value, float)

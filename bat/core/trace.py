@@ -16,7 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bat.core.atomic import publish
-from bat.core.errors import DatasetError
+from bat.core.errors import DatasetError, InputLimitError
+from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
 from bat.core.problem import Event, profile_cost_s
 
 META_KEY = b"bat_trace"
@@ -83,13 +84,20 @@ def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path, *, 
 
 def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A trace and its metadata."""
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise DatasetError(f"{path}: no such trace file")
     try:
+        regular_file(path, MAX_DATA_BYTES)
         table = pq.read_table(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise DatasetError(f"{path}: not a trace file: {exc}") from exc
+    except (OSError, pa.ArrowInvalid, InputLimitError) as exc:
+        raise DatasetError(f"{path}: not a trace file: {exc}") from None
     raw = (table.schema.metadata or {}).get(META_KEY)
     if raw is None:
         raise DatasetError(f"{path}: no trace metadata (key 'bat_trace')")
-    return table.to_pandas(), json.loads(raw)
+    try:
+        meta = loads(raw, f"{path}: trace metadata")
+    except ValueError as exc:
+        raise DatasetError(f"{path}: trace metadata is not JSON within the limits: {exc}") from None
+    if not isinstance(meta, dict):
+        raise DatasetError(f"{path}: trace metadata is a JSON {type(meta).__name__}, not an object")
+    return table.to_pandas(), meta

@@ -35,8 +35,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bat.core.errors import TunerError
+from bat.core.errors import InputLimitError, TunerError
 from bat.core.hyperparams import HyperParam, tuner_kwargs
+from bat.core.limits import loads
 from bat.core.problem import Problem
 
 
@@ -128,9 +129,11 @@ def parse_tuner_options(cls: type[Tuner], pairs: list[str] | tuple[str, ...], wh
         if not sep or not key:
             raise TunerError(f"{where} {pair!r}: expected KEY=VALUE")
         try:
-            values[key] = json.loads(text)
+            values[key] = loads(text, f"{where} {key}")
         except json.JSONDecodeError:
             values[key] = text
+        except InputLimitError as exc:  # nested too deep, too many digits, NaN
+            raise TunerError(str(exc)) from None
     return tuner_settings(cls, values, where, variant)
 
 

@@ -55,7 +55,7 @@ def folder_benchmark(folder: Path, benchmark: str | None) -> str:
 
 
 def import_folder(folder: str | Path, *, benchmark: str | None = None, source: str = "",
-                  licence: str = "") -> FolderImport:
+                  licence: str = "", allow_suspect: bool = False) -> FolderImport:
     """Import every GPU's file of ``folder`` against one space (see the module docstring)."""
     folder = Path(folder)
     space = folder_benchmark(folder, benchmark)
@@ -73,7 +73,7 @@ def import_folder(folder: str | Path, *, benchmark: str | None = None, source: s
         gpu = safe_name(stem.removesuffix(T4_SUFFIX), f"{path}: the GPU from the file name")
         imp = import_file(path, benchmark=space, gpu=gpu, source=f"{source}, file {folder.name}/{path.name}"
                           if source else "", licence=licence,
-                          gpu_source=f"the file name {path.name}")
+                          gpu_source=f"the file name {path.name}", allow_suspect=allow_suspect)
         result.imported.append(imp)
         result.warnings += imp.warnings
     return result

@@ -30,16 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bat.core.benchmark import Benchmark, benchmark_from_dict, benchmark_names, load_benchmark
-from bat.core.dataset import Dataset, DatasetMeta
+from bat.core.dataset import CORE_COLUMNS, Dataset, DatasetMeta
 from bat.core.errors import DatasetError, SpaceMismatchError, UnsafeNameError
 from bat.core.gpus import gpu_facts
 from bat.core.space import SearchSpace
 from bat.core.t1 import is_t1
 from bat.core.userdata import safe_name
 from bat.formats import kerneltuner, t4
+from bat.formats.suspect import refuse_or_quarantine
 
 UNKNOWN_GPU = "unknown_gpu"
 
@@ -74,7 +76,7 @@ def _read(path: Path) -> _Read:
     if kerneltuner.is_kernel_tuner_cache(raw):
         header, frame = kerneltuner.parse_cache(raw, str(path))
         device = str(header.get("device_name", ""))
-        values = {k: list(v) for k, v in (header.get("tune_params") or {}).items()}
+        values = dict(header.get("tune_params") or {})  # lists of scalars: checked by _check_scalars
         return _Read("kernel_tuner", list(header["tune_params_keys"]), frame,
                      kerneltuner.cache_meta(header, "", "", UNKNOWN_GPU), device, value_lists=values)
     if t4.is_t4(raw):
@@ -106,12 +108,15 @@ def import_file(
     source: str = "",
     licence: str = "",
     gpu_source: str = "",
+    allow_suspect: bool = False,
 ) -> Imported:
     """Import a Kernel Tuner cache, T4 or KTT file as a dataset (see the module docstring).
 
-    ``gpu_source`` says where a given ``gpu`` came from (default: ``--gpu``)."""
+    ``gpu_source`` says where a given ``gpu`` came from (default: ``--gpu``); suspect rows (bat.formats.suspect)
+    are refused, or quarantined with ``allow_suspect``."""
     path = Path(path)
     read = _read(path)
+    _check_scalars(read, str(path))
     warnings: list[str] = []
     gpu, found = _gpu(read, gpu, path, warnings)
     bench, name = _space(read, benchmark, path, gpu, warnings)
@@ -129,6 +134,9 @@ def import_file(
                             f"the data was tuned on with --benchmark (a benchmark name, or its T1 file: "
                             f"`bat import {path.name} --benchmark KERNEL.json`)")
     _check_values(frame, space, str(path))
+    frame, quarantined = refuse_or_quarantine(frame, space.names, meta, str(path), allow=allow_suspect)
+    if quarantined:
+        warnings.append(f"{path.name}: {quarantined} suspect rows quarantined (status missing, column 'suspect')")
     meta.benchmark, meta.space_hash, meta.gpu = space.name, space.space_hash, gpu
     _name_gpu(meta, read, gpu, gpu_source if found == "--gpu" and gpu_source else found)
     stamp_column = next((c for c in ("kt_timestamp", "t4_timestamp") if c in frame.columns), None)
@@ -242,6 +250,41 @@ def space_dict(space: SearchSpace) -> dict[str, Any]:
         "constraints": [{"expr": c.expr, "why": c.why} for c in space.constraints],
         "problem_size": dict(getattr(space, "problem_size", None) or {}),
     }
+
+
+def _check_scalars(read: _Read, where: str) -> None:
+    """Every parameter value of the file is a number or a string (a list or an object is refused here, where
+    the file is read, not by whatever would hash or compare it later)."""
+    if read.frame.empty or any(name not in read.frame.columns for name in read.params):
+        raise DatasetError(f"{where}: the file holds no measurements")
+    for name in read.params:
+        if name not in read.frame.columns:
+            continue
+        for row, value in enumerate(read.frame[name].tolist()):
+            if isinstance(value, bool) or not isinstance(value, int | float | str):
+                raise DatasetError(f"{where}: parameter {name!r} of row {row}: {str(value)[:60]} is not a number "
+                                   "or a string")
+    for column in read.frame.columns:  # one column, one kind: Parquet cannot hold a mix
+        if column in read.params or column in CORE_COLUMNS or read.frame[column].dtype != object:
+            continue
+        kinds = {_kind(v) for v in read.frame[column].tolist()} - {"missing"}
+        if len(kinds) > 1:
+            raise DatasetError(f"{where}: field {column!r} mixes {' and '.join(sorted(kinds))} values; one field "
+                               "holds one kind")
+    for name, values in read.value_lists.items():
+        if not isinstance(values, list) or any(isinstance(v, bool) or not isinstance(v, int | float | str)
+                                               for v in values):
+            raise DatasetError(f"{where}: tune_params.{name}: a list of numbers or strings is expected")
+
+
+def _kind(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "missing"
+    if isinstance(value, bool | np.bool_):
+        return "boolean"
+    if isinstance(value, int | float | np.number):
+        return "number"
+    return "string" if isinstance(value, str) else type(value).__name__
 
 
 def _check_values(frame: Any, space: SearchSpace, where: str) -> None:

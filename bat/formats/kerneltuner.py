@@ -19,7 +19,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,8 @@ import pandas as pd
 
 from bat.core.atomic import publish
 from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.core.errors import DatasetError
+from bat.core.errors import DatasetError, InputLimitError
+from bat.core.limits import MAX_DATA_BYTES, loads, read_text
 from bat.core.userdata import derived_name
 from bat.formats.records import parse_records
 
@@ -51,25 +51,27 @@ MODELLED_FIELDS = ("time", "times", "compile_time", "benchmark_time")
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """Read a JSON or gzip-compressed JSON file."""
+    """Read a JSON or gzip-compressed JSON file within the limits of bat.core.limits (size, decompressed
+    size, depth, digits)."""
     try:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            text = fh.read()
-    except (EOFError, zlib.error) as exc:  # gzip cut short or damaged
-        raise DatasetError(f"{path}: a damaged or truncated gzip file ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start}); expected UTF-8 JSON") from None
-    except OSError as exc:  # missing, a folder, not gzip at all
-        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        text = read_text(path, MAX_DATA_BYTES)
+    except InputLimitError as exc:
+        raise DatasetError(str(exc)) from None
     try:
-        return json.loads(text)
+        return _loads(text, path)
     except json.JSONDecodeError:
         # Kernel Tuner leaves a cache being written without its closing braces.
         try:
-            return json.loads(text.rstrip().rstrip(",") + "}}")
+            return _loads(text.rstrip().rstrip(",") + "}}", path)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}: not a JSON file: {exc}") from exc
+
+
+def _loads(text: str, path: Path) -> Any:
+    try:
+        return loads(text, str(path), finite=False)  # NaN times are refused with their row (bat.formats.suspect)
+    except InputLimitError as exc:
+        raise DatasetError(str(exc)) from None
 
 
 def gpu_id(device_name: str) -> str:
@@ -86,6 +88,13 @@ def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
     return isinstance(raw, dict) and "cache" in raw and "tune_params_keys" in raw
 
 
+#: header keys a reader uses, with the JSON type they must have
+HEADER_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+    ("device_name", str, "a string"), ("kernel_name", str, "a string"), ("objective", str, "a string"),
+    ("tune_params", dict, "an object of value lists"), ("problem_size", int | float | str | list, "a size"),
+)
+
+
 def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
     """Parse a loaded cache into (header, frame in dataset layout)."""
     if not is_kernel_tuner_cache(raw):
@@ -95,6 +104,13 @@ def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
         raise DatasetError(f"{path}: 'tune_params_keys' must be a list of parameter names")
     if not isinstance(raw["cache"], dict):
         raise DatasetError(f"{path}: 'cache' must be an object of records keyed by parameter values")
+    if not raw["cache"]:
+        raise DatasetError(f"{path}: 'cache' holds no measurements")
+    for key, kind, what in HEADER_TYPES:
+        if key in raw and (isinstance(raw[key], bool) or not isinstance(raw[key], kind)):
+            raise DatasetError(f"{path}: '{key}' must be {what}, got {json.dumps(raw[key])[:60]}")
+    if any(not isinstance(v, list) for v in raw.get("tune_params", {}).values()):
+        raise DatasetError(f"{path}: 'tune_params' must map each parameter to a list of its values")
     rows = parse_records(((f"{path}: cache[{key!r}]", (key, rec)) for key, rec in raw["cache"].items()),
                          lambda where, item: _cache_row(*item, keys, path),
                          "an object with every parameter, 'time' and optionally a list of numbers 'times'")

@@ -103,7 +103,9 @@ class _Reader:
             raise DatasetError(f"{source}: results[0].configuration: expected an object of parameter values")
         self.params = [str(p) for p in config]
         objectives = first.get("objectives") or [OBJECTIVE]
-        self.objective = str(objectives[0])
+        if not isinstance(objectives, list) or not all(isinstance(o, str) for o in objectives):
+            raise DatasetError(f"{source}: results[0].objectives: expected a list of objective names")
+        self.objective = objectives[0]
         meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
         self.fallback = _scale(meta.get("timeunit"), 1.0, f"{source}: metadata.timeunit")
         self.unit: Any = None  # the objective's unit as the first entry with an objective spells it

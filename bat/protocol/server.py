@@ -27,9 +27,11 @@ from typing import IO, Any
 import numpy as np
 
 from bat.core.errors import ProtocolError
+from bat.core.limits import MAX_NAME_CHARS
 from bat.core.problem import Event, Problem
 from bat.core.tuner import Tuner, library_seed
 from bat.protocol import PROTOCOL_VERSION, hello, wire
+from bat.protocol.pacing import DEFAULT_IDLE_S, DEFAULT_REQUEST_S, Pacing, PeerStalled, paced_lines
 
 
 @dataclass
@@ -42,12 +44,16 @@ class Outcome:
     requests: int = 0
     errors: int = 0
     wall_s: float = 0.0
+    stalled: str = ""  # the limit a stalled client broke (bat.protocol.pacing), "" otherwise
 
     def report(self) -> dict[str, Any]:
         """The session for the trace metadata (``tuner_report``), with a warning when it ended early."""
         out: dict[str, Any] = {"protocol": PROTOCOL_VERSION, "client": self.client, "ended": self.ended,
                                "requests": self.requests, "errors": self.errors}
-        if self.ended != "done":
+        if self.stalled:
+            out["warning"] = (f"the client {self.client or '(no hello)'} stalled after {self.requests} requests: "
+                              f"{self.stalled}; the session was ended and the trace holds what it evaluated")
+        elif self.ended != "done":
             out["warning"] = (f"the client {self.client or '(no hello)'} closed the connection without done "
                               f"after {self.requests} requests; the trace holds what it evaluated")
         return out
@@ -73,8 +79,10 @@ class Session:
     JSON is kept as ``"raw"``).
     """
 
-    def __init__(self, problem: Problem, *, seed: int, transcript: IO[str] | None = None) -> None:
+    def __init__(self, problem: Problem, *, seed: int, transcript: IO[str] | None = None,
+                 pacing: Pacing | None = None) -> None:
         self.problem = problem
+        self.pacing = pacing or Pacing()
         self.seed = seed
         self.transcript = transcript
         self.configs = wire.ConfigReader(problem.space)
@@ -95,13 +103,15 @@ class Session:
         self.writer = writer
         self.problem.observers.append(self._last)
         try:
-            for line in reader:
+            for line in paced_lines(reader, self.pacing):
                 if not line.strip():
                     continue
                 self.outcome.requests += 1
                 reply = self._reply(line)
                 if not self._send(reply) or self.outcome.ended == "done":
                     break
+        except PeerStalled as exc:
+            self.outcome.ended, self.outcome.stalled = "stalled", str(exc)
         finally:
             self.problem.observers.remove(self._last)
             self.outcome.wall_s = time.perf_counter() - start
@@ -152,8 +162,12 @@ class Session:
         if body["protocol"] != PROTOCOL_VERSION:
             raise ProtocolError("unsupported_protocol", f"this server speaks protocol {PROTOCOL_VERSION}, "
                                 f"not {body['protocol']}", "protocol")
+        client = body.get("tuner", "")
+        if len(client) > MAX_NAME_CHARS:  # it goes into the trace's metadata
+            raise ProtocolError("invalid_message", f"{len(client)} characters, over the limit of {MAX_NAME_CHARS}",
+                                "tuner")
         self._hello = self.outcome.hello = True
-        self.outcome.client = body.get("tuner", "")
+        self.outcome.client = client
         return {"type": "hello", "protocol": PROTOCOL_VERSION, "problem": self._problem}
 
     def _on_evaluate(self, body: Any) -> dict[str, Any]:
@@ -216,11 +230,14 @@ class StreamTuner(Tuner):
     reader: Iterable[bytes]
     writer: IO[bytes]
     transcript: IO[str] | None = None
+    idle_s: float = DEFAULT_IDLE_S  # limits on a stalling client (bat.protocol.pacing)
+    request_s: float = DEFAULT_REQUEST_S
     outcome: Outcome | None = field(default=None, init=False)
     summary = "a client connected to `bat serve`, speaking the BAT protocol"
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
-        session = Session(problem, seed=library_seed(rng), transcript=self.transcript)
+        session = Session(problem, seed=library_seed(rng), transcript=self.transcript,
+                          pacing=Pacing(self.idle_s, self.request_s))
         self.outcome = session.run(self.reader, self.writer)
 
     def run_report(self) -> dict[str, Any]:

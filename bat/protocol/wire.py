@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bat.core.errors import ProtocolError
+from bat.core.limits import MAX_LINE_BYTES, loads
 from bat.core.problem import EvalResult, Problem
 from bat.core.space import SearchSpace
 
@@ -50,9 +51,11 @@ class Request:
 
 def decode(line: bytes) -> dict[str, Any]:
     """One line as a JSON object (ProtocolError ``parse_error`` / ``invalid_message`` otherwise)."""
+    if len(line) > MAX_LINE_BYTES:
+        raise ProtocolError("parse_error", f"a line of {len(line)} bytes, over the limit of {MAX_LINE_BYTES}")
     try:
-        message = json.loads(line)
-    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        message = loads(line, "line")
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError and InputLimitError (depth, digits, NaN)
         raise ProtocolError("parse_error", f"not a JSON message: {exc}") from None
     if not isinstance(message, dict):
         raise ProtocolError("invalid_message", f"a message is a JSON object, got {type(message).__name__}")

@@ -255,7 +255,7 @@ def _entries_in(label: str, root: Path) -> list[DatasetEntry]:
     if not root.is_dir():
         return []
     return [DatasetEntry(p, Dataset.read_meta(p), f"{label}/{p.relative_to(root).with_suffix('').as_posix()}")
-            for p in sorted(root.rglob("*.parquet"))]
+            for p in sorted(root.rglob("*.parquet")) if p.is_file()]  # a FIFO or a folder is no dataset
 
 
 def dataset_entries(root: Path | None = None) -> list[DatasetEntry]:

@@ -164,7 +164,7 @@ def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence
     header = journal_header(tuner=tuner, options=list(options), benchmark=target.benchmark, gpu=target.gpu,
                             backend=target.backend.name, budget_evals=budget.max_evals,
                             budget_time_s=budget.max_time_s, seed=seed, space_hash=target.space.space_hash,
-                            noise="none")  # replay alone draws noise, and a replay keeps no journal
+                            noise="none", identity=target.identity)  # noise: replay alone, which keeps no journal
     checkpoint = open_checkpoint(path, header, resume=resume)
     if resume and not checkpoint.resumed:
         note("resume: no interrupted run of this command was found; running afresh")

@@ -11,20 +11,20 @@ compile or launch, or BAT refused (no CuPy, unknown benchmark, bad JSON).
 
 from __future__ import annotations
 
-import json
 import sys
 
 import typer
 
 from bat.core.errors import BackendError, BatError
+from bat.core.limits import loads
 
 
 def parse_object(text: str, option: str) -> dict:
     """A JSON object given on the command line (``--config``, ``--size``)."""
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BackendError(f"{option} is not JSON: {exc}") from exc
+        value = loads(text, option)
+    except ValueError as exc:  # malformed, or over a limit of bat.core.limits
+        raise BackendError(f"{option} is not JSON within the limits: {exc}") from None
     if not isinstance(value, dict):
         raise BackendError(f"{option} must be a JSON object, got {text!r}")
     return value

@@ -24,6 +24,7 @@ from bat.core.gpus import known_cuda_cores
 from bat.core.problem import Backend, TargetFacts
 from bat.core.space import SearchSpace
 from bat.registry import find_dataset, resolve_benchmark
+from bat.run.identity import measurement_identity
 
 
 @dataclass
@@ -38,6 +39,7 @@ class Target:
     dataset: Dataset | None = None  # the recorded data a replay target answers from
     dataset_path: Path | None = None
     facts: TargetFacts = field(default_factory=TargetFacts)  # what a tuner may know (Problem.facts)
+    identity: str = ""  # what its measurements depend on (bat.run.identity); "" for a replay
 
 
 def launch_threads(bench: Benchmark | None, space: SearchSpace,
@@ -95,7 +97,9 @@ def command_target(bench: Benchmark, *, small: bool = False) -> Target:
     from bat.backends.command import command_backend
     from bat.run.recording.command import host_id
 
-    return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None)
+    size = bench.size("small" if small else None).values
+    return Target(bench.name, host_id(), bench.space, command_backend(bench, small=small), None,
+                  identity=measurement_identity(bench, size))
 
 
 def live_target(bench: Benchmark, size: ProblemSize | None = None, *, gpu: str | None = None,
@@ -109,7 +113,8 @@ def live_target(bench: Benchmark, size: ProblemSize | None = None, *, gpu: str |
     name = gpu or short_gpu_name(session.info["gpu_name"])
     facts = TargetFacts(gpu=name, cuda_cores=session.info.get("cuda_cores"),
                         threads=launch_threads(bench, bench.space, session.size), measures_counters=counters)
-    return Target(bench.name, name, bench.space, LiveBackend(session, counters=counters), None, facts=facts)
+    return Target(bench.name, name, bench.space, LiveBackend(session, counters=counters), None, facts=facts,
+                  identity=measurement_identity(bench, session.size.values))
 
 
 def emulated_target(bench: Benchmark, size: ProblemSize | None = None) -> Target:
@@ -119,8 +124,10 @@ def emulated_target(bench: Benchmark, size: ProblemSize | None = None) -> Target
 
     if not bench.kernel:
         raise BackendError(f"{bench.path}: benchmark {bench.name} has no CUDA kernel to emulate")
-    session = EmulatedSession(bench, size or bench.size("emulation"))
-    return Target(bench.name, "emulated", bench.space, EmulatedBackend(session), None)
+    size = size or bench.size("emulation")
+    session = EmulatedSession(bench, size)
+    return Target(bench.name, "emulated", bench.space, EmulatedBackend(session), None,
+                  identity=measurement_identity(bench, size.values))
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,8 @@ def record_command_benchmark(
     max_seconds: float | None = None,
     resume: bool = False,
     force: bool = False,
+    repeats: int | None = None,
+    timeout_s: float | None = None,
 ) -> tuple[Dataset, Outcome, Path]:
     """Measure every valid configuration (or a seeded sample) into the dataset ``out`` (None: the data
     folder's default file for this host); returns the dataset, how far it got, and where it went.
@@ -138,12 +140,14 @@ def record_command_benchmark(
     A journal beside ``out`` (``<out>.journal.jsonl``, as ``bat record``) keeps finished
     configurations, so an interrupted recording resumes with ``resume=True``; an existing dataset
     is replaced only with ``force``. ``limit`` and ``max_seconds`` stop it early, between configurations.
+    ``repeats`` and ``timeout_s`` (of one run) replace the command section's when given.
     """
     out = check_out(Path(out), resume=resume, force=force) if out is not None else default_out(
         benchmark, host_id(), small=small, resume=resume, force=force)
     space = benchmark.space
     work: WorkList = sample_valid(space, sample, seed) if sample else all_valid(space)
-    backend = command_backend(benchmark, small=small, compile_workers=compile_workers)
+    backend = command_backend(benchmark, small=small, compile_workers=compile_workers, repeats=repeats,
+                              run_timeout_s=timeout_s)
     size_name = "small" if small else "published"
     plan = RecordPlan(space=space, work=work, size_name=size_name,
                       meta=command_meta(benchmark, backend, size_name=size_name),

@@ -39,11 +39,12 @@ SUFFIX = ".journal.jsonl"
 
 def journal_header(*, tuner: str, options: list[str], benchmark: str, gpu: str, backend: str,
                    budget_evals: int | None, budget_time_s: float | None, seed: int, space_hash: str,
-                   noise: str) -> dict[str, Any]:
-    """What identifies a run: a journal is resumed only by a run with this same header."""
+                   noise: str, identity: str = "") -> dict[str, Any]:
+    """What identifies a run: a journal is resumed only by a run with this same header. ``identity`` is the
+    target's measurement identity (bat.run.identity: the whole space file and the problem size)."""
     return {"tuner": tuner, "options": sorted(options), "benchmark": benchmark, "gpu": gpu, "backend": backend,
             "budget_evals": budget_evals, "budget_time_s": budget_time_s, "seed": seed,
-            "space_hash": space_hash, "noise": noise}
+            "space_hash": space_hash, "noise": noise, "identity": identity}
 
 
 @dataclass

@@ -1,0 +1,35 @@
+"""The fuzzer of issue 32 in CI: every input format, a bounded number of examples each (tests/fuzz_harness.py
+states the property). bench/fuzz_bench.py runs the same formats at 100,000 examples; every failure either
+finds is kept in tests/fuzz_regressions.py."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from fuzz_harness import formats
+from hypothesis import HealthCheck, given, settings
+
+#: examples per format in CI (the whole module stays well under a minute on the 2-core box)
+EXAMPLES = {"space": 150, "t1": 60, "kerneltuner": 40, "kerneltuner-gz": 20, "t4": 40, "ktt": 30,
+            "dataset-metadata": 60, "trace-metadata": 100, "baseline": 200, "protocol": 200, "options": 8}
+FORMATS = {f.name: f for f in formats()}
+
+
+def test_every_format_is_fuzzed() -> None:
+    assert set(EXAMPLES) == set(FORMATS)
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_fuzzed_input_is_accepted_correctly_or_refused_in_one_line(name: str) -> None:
+    fmt = FORMATS[name]
+
+    @settings(max_examples=EXAMPLES[name], deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(fmt.strategy())
+    def check(example) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            fmt.check(example, Path(folder))
+
+    check()

@@ -1,0 +1,55 @@
+"""Every failure the fuzzer of issue 32 found (tests/fuzz_harness.py, bench/fuzz_bench.py), kept as a case that
+goes through the same property: exit 2 with one line naming the culprit, nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fuzz_harness import cache_base, dataset_meta_base, run_cli, t4_base
+
+from bat.core.dataset import _META_TYPES, DatasetMeta
+from bat.core.errors import DatasetError
+
+
+def _cache(change) -> bytes:
+    raw = cache_base()
+    change(raw)
+    return json.dumps(raw).encode()
+
+
+def _first(raw: dict) -> dict:
+    return next(iter(raw["cache"].values()))
+
+
+#: (id, file name, content): found by bench/fuzz_bench.py on the 2-core box (internal errors before the fix)
+FOUND = [
+    ("cache-parameter-value-list", "c.json", _cache(lambda r: _first(r).update(between_method=[]))),
+    ("cache-tune-params-int", "c.json", _cache(lambda r: r.update(tune_params=1))),
+    ("cache-tune-params-value-not-list", "c.json", _cache(lambda r: r["tune_params"].update(tile_size=3))),
+    ("cache-field-mixes-kinds", "c.json", _cache(lambda r: _first(r).update(verification_time=True))),
+    ("cache-empty", "c.json", _cache(lambda r: r.update(cache={}))),
+    ("cache-device-name-list", "c.json", _cache(lambda r: r.update(device_name=["x"]))),
+    ("t4-times-null", "t.json", json.dumps(t4_base() | {"results": [dict(t4_base()["results"][0], times=None)]})
+     .encode()),
+    ("t4-objectives-object", "t.json", json.dumps(t4_base() | {"results": [dict(t4_base()["results"][0],
+                                                                              objectives={"a": 1})]}).encode()),
+]
+
+
+@pytest.mark.parametrize(("name", "content"), [(n, c) for _, n, c in FOUND], ids=[i for i, _, _ in FOUND])
+def test_a_found_input_is_refused_in_one_line(name: str, content: bytes, tmp_path: Path) -> None:
+    assert run_cli(tmp_path, {name: content}, ["import", name, "-b", "pnpoly", "-o", "d.parquet"]) == 2
+
+
+@pytest.mark.parametrize(("key", "value"), [("space_file", None), ("benchmark", 5), ("partial", "yes"),
+                                            ("n_expected", True), ("space", [1]), ("extra", [])])
+def test_dataset_metadata_of_the_wrong_type_is_refused(key: str, value) -> None:
+    meta = dataset_meta_base() | {key: value}
+    with pytest.raises(DatasetError, match=key):
+        DatasetMeta.from_json(json.dumps(meta), "m.parquet")
+
+
+def test_every_metadata_field_has_its_type() -> None:
+    assert set(_META_TYPES) == set(DatasetMeta.__dataclass_fields__)
