@@ -56,7 +56,7 @@ class ReadsTheBudget(Tuner):
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
         space = problem.space
-        while not problem.exhausted:
+        while not problem.exhausted and problem.stats.evaluated < space.count_valid():
             for row in space.sample_valid(min(problem.remaining or 6, space.count_valid()), rng):
                 if not problem.exhausted and not problem.is_evaluated(space.config(row)):
                     problem.evaluate(space.config(row))
