@@ -35,7 +35,7 @@ def document(args: list[str], capsys, code: int = EXIT_OK) -> dict:
 def test_every_schema_is_a_valid_schema():
     names = {p.stem for p in SCHEMAS.glob("*.json")}
     assert {"list", "space", "run", "compare", "analyze", "check", "verify", "import", "export", "inspect", "record",
-            "error"} <= names
+            "hypertune", "error"} <= names
     for path in SCHEMAS.glob("*.json"):
         jsonschema.Draft202012Validator.check_schema(json.loads(path.read_text()))
 
@@ -131,3 +131,12 @@ def test_inspect_and_serve(capsys):
     assert main(["serve", "-b", "gemm", "--json"]) == EXIT_USAGE  # stdout is the protocol's: refused, and silent
     captured = capsys.readouterr()
     assert captured.out == "" and "--json" in captured.err
+
+
+def test_hypertune(tmp_path, capsys):
+    args = ["hypertune", "-t", "reference:genetic", "--params", "population", "--settings", "2", "--budget", "10",
+            "-r", "1", "--final-repeats", "2", "--train", "pnpoly_RTX_3090,pnpoly_RTX_2080_Ti",
+            "--heldout", "pnpoly_RTX_Titan", "--no-report", "-o", str(tmp_path / "ht")]
+    doc = document(args, capsys)
+    assert doc["units_run"] > 0 and (tmp_path / "ht" / "best-options.json").is_file()
+    assert set(doc["final"]) == {"train", "heldout", "generalisation_gap"}

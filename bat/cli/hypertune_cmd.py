@@ -2,16 +2,21 @@
 
 Every input is checked before anything runs (one line, exit 2). Progress goes
 to stderr: units done, the best training score so far and the estimated time
-left. The result is ``OUT/best-options.json`` (for ``--tuner-options`` of
-``bat run`` and ``bat compare``), ``OUT/hypertune.json`` and ``OUT/report.md``
-with its figures.
+left (off a terminal at most one line every 10 s). The result is
+``OUT/best-options.json`` (for ``--tuner-options`` of ``bat run`` and ``bat
+compare``), ``OUT/hypertune.json`` and ``OUT/report.md`` with its figures;
+``--json`` prints it as one document.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
+
+from bat.cli.console import err_console
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -47,12 +52,10 @@ def hypertune(
     plots: bool = typer.Option(True, "--report/--no-report", help="Write report.md and its figures."),
 ) -> None:
     """Search a tuner's hyper-parameters on training datasets; compare the best with the defaults on held-out ones."""
-    from rich.markup import escape
-
     from bat.analysis.hypertune.driver import hypertune as run_hypertune
     from bat.analysis.hypertune.driver import plan
     from bat.analysis.hypertune.splits import make_split
-    from bat.cli.console import console, err_console
+    from bat.cli.output import document, say
 
     chosen = make_split(train=_split(train), heldout=_split(heldout), pool=_split(pool), split=split)
     p = plan(tuner=tuner, split=chosen, searcher=search, params=_split(params), ranges=list(ranges),
@@ -62,23 +65,37 @@ def hypertune(
         from bat.cli.compare_cmd import _check_scheduler
 
         _check_scheduler(scheduler)
-
-    def progress(done: int, total: int, best: float | None, left: float | None) -> None:
-        best_text = "n/a" if best is None else f"{best:.3f}"
-        left_text = "?" if left is None else f"{left / 60:.1f} min"
-        err_console.print(f"units {done}/{total}, best training score {best_text}, about {left_text} left",
-                          highlight=False)
-
-    outcome = run_hypertune(p, out, workers=workers, scheduler=scheduler, progress=progress, report=plots)
+    outcome = run_hypertune(p, out, workers=workers, scheduler=scheduler, progress=unit_progress(), report=plots)
     f = outcome.final
     for name in ("train", "heldout"):
         b, d, i = f[name]["best"], f[name]["defaults"], f[name]["improvement"]
-        console.print(f"{name}: best {_ci(b)}, defaults {_ci(d)}, improvement {_ci(i)}", highlight=False)
+        say("{}: best {}, defaults {}, improvement {}", name, _ci(b), _ci(d), _ci(i))
     gap = f["generalisation_gap"]
-    console.print(f"generalisation gap: {'n/a' if gap is None else f'{gap:+.3f}'}; best setting: "
-                  f"{escape(str(outcome.best))}", highlight=False)
-    console.print(f"units run {outcome.executed}, reused {outcome.reused}; options: {outcome.paths['options']}; "
-                  f"report: {outcome.paths.get('report', outcome.paths['json'])}", highlight=False, soft_wrap=True)
+    say("generalisation gap: {}; best setting: {}", "n/a" if gap is None else f"{gap:+.3f}", outcome.best)
+    say("units run {}, reused {}; options: {}; report: {}", outcome.executed, outcome.reused,
+        outcome.paths["options"], outcome.paths.get("report", outcome.paths["json"]))
+    document({"best": outcome.best, "final": f, "units_run": outcome.executed, "units_reused": outcome.reused,
+              "options": str(outcome.paths["options"]), "results": str(outcome.paths["json"])})
+
+
+def unit_progress() -> Callable[[int, int, float | None, float | None], None]:
+    """Units done, best score so far and time left, on stderr: every unit on a terminal, else at most one
+    line every 10 s (and the last one); nothing under ``--quiet`` or ``--json``."""
+    from bat.cli.output import PROGRESS_EVERY_S, mode, say_err
+
+    last = [float("-inf")]
+
+    def show(done: int, total: int, best: float | None, left: float | None) -> None:
+        now = time.monotonic()
+        if mode.quiet or mode.json:
+            return
+        if not err_console.is_terminal and now - last[0] < PROGRESS_EVERY_S and done < total:
+            return
+        last[0] = now
+        say_err("units {}/{}, best training score {}, about {} left", done, total,
+                "n/a" if best is None else f"{best:.3f}", "?" if left is None else f"{left / 60:.1f} min")
+
+    return show
 
 
 def _ci(d: dict) -> str:
