@@ -20,6 +20,9 @@ tuner's name:
   (a live run then profiles every evaluation);
 - ``supports_time_budget``: it stops correctly under a simulated-time budget;
 - ``slow``: a run takes seconds even on a tiny space (tests mark it);
+- ``oracle``: the tuner needs what no real tuner has (the target's measurements, granted as
+  ``problem.answer_key``; bat.core.facts declares what every other tuner may know); comparisons
+  show it apart and include it only when asked (``bat compare --oracles``);
 - ``battery_expected_failures``: battery checks it fails by design, each with
   the exception type it raises and the reason (``ExpectedFailure``).
 """
@@ -59,6 +62,7 @@ class Tuner(ABC):
     needs_counters: ClassVar[bool] = False
     supports_time_budget: ClassVar[bool] = True
     slow: ClassVar[bool] = False
+    oracle: ClassVar[bool] = False
     battery_expected_failures: ClassVar[Mapping[str, ExpectedFailure]] = {}
 
     @abstractmethod
@@ -76,7 +80,7 @@ class Tuner(ABC):
 
 
 #: Capability flags every tuner declares (``Tuner.capabilities``).
-CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow")
+CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow", "oracle")
 
 
 @dataclass(frozen=True)

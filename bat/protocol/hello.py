@@ -33,8 +33,8 @@ def describe(problem: Problem, seed: int) -> dict[str, Any]:
     space, budget = problem.space, problem.budget
     return {
         "space": space.name,
-        "backend": problem.backend.name,
-        "description": problem.backend.describe(),
+        "backend": problem.backend_name,
+        "description": problem.describe_backend(),
         "parameters": [{"name": p.name, "values": list(p.values)} for p in space.parameters],
         "constraints": [c.expr for c in space.constraints],
         "constants": dict(space.constants),
