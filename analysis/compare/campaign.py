@@ -72,6 +72,11 @@ class TunerSpec:
         return self.capabilities["budget_agnostic"]
 
     @property
+    def oracle(self) -> bool:
+        """The tuner reads the target's measurements (bat.core.facts): shown apart, only with --oracles."""
+        return self.capabilities["oracle"]
+
+    @property
     def slow(self) -> bool:
         """A run costs seconds even on a tiny space (a model fit per step): the scheduler runs it alone."""
         return self.capabilities["slow"]
@@ -188,6 +193,7 @@ class Campaign:
     def to_dict(self) -> dict[str, object]:
         return {
             "tuners": [asdict(t) for t in self.tuners],
+            "oracles": [t.label for t in self.tuners if t.oracle],
             "targets": [list(t) for t in self.targets],
             "budgets": list(self.budgets),
             "repeats": self.repeats,

@@ -33,8 +33,12 @@ DEFAULT_BUDGETS = (25, 50, 100, 200, 400)
 def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = None,
                   datasets: list[str] | None = None, gpus: list[str] | None = None,
                   budgets: list[int] | None = None, repeats: int = 10, seed: int = 0, preset: str | None = None,
-                  remeasure: int | None = None, backend: str = "replay", noise: str = "none") -> Campaign:
-    """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early."""
+                  remeasure: int | None = None, backend: str = "replay", noise: str = "none",
+                  oracles: bool = False) -> Campaign:
+    """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early.
+
+    An oracle (a tuner that reads the target's measurements, bat.core.facts) is refused unless ``oracles``.
+    """
     p = get_preset(preset) if preset else None
     tuner_list = tuners or (list(p.tuners) if p else None)
     if not tuner_list:
@@ -55,6 +59,9 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
     )
     for t in campaign.tuners:
         t.build()  # an unknown or broken tuner fails before any run
+        if t.oracle and not oracles:
+            raise CampaignError(f"--tuners {t.label}: {t.spec} is an oracle (it reads the target's measurements, "
+                                "which no real tuner has); add --oracles to include it, shown apart")
     return campaign
 
 

@@ -66,6 +66,8 @@ def compare(
     noise: str = typer.Option("none", "--noise",
                               help="Replay: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
+    oracles: bool = typer.Option(False, "--oracles", help="Include oracles (tuners that read the target's "
+                                                          "measurements), shown apart."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -81,7 +83,8 @@ def compare(
     bench_list = _split(benchmarks)
     campaign = plan_campaign(tuners=_split(tuners), benchmarks=None if bench_list == ["all"] else bench_list,
                              datasets=_split(datasets), gpus=_split(gpus), budgets=budget_list, repeats=repeats,
-                             seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise)
+                             seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise,
+                             oracles=oracles)
     if scheduler:
         _check_scheduler(scheduler)
     with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -90,13 +93,13 @@ def compare(
         done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
                               success=success, workers=workers, scheduler=scheduler, plots=plots,
                               progress=lambda k, n: bar.update(task, completed=k, total=n))
-    report(done, out)
+    report(done, out, oracle_labels={t.label for t in campaign.tuners if t.oracle})
     if done.regressed:
         raise typer.Exit(1)
 
 
-def report(done: Comparison, out: Path) -> None:
-    """What ``bat compare`` prints: runs, outputs, data flags, scores and the gate's verdict."""
+def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str] = frozenset()) -> None:
+    """What ``bat compare`` prints: runs, outputs, data flags, scores (oracles apart) and the gate's verdict."""
     from bat.cli.console import console
 
     console.print(f"{done.run.executed} runs executed, {done.run.reused} reused from {out / 'runs.sqlite'} "
@@ -109,7 +112,13 @@ def report(done: Comparison, out: Path) -> None:
         if t.check.flagged:
             console.print(f"[yellow]data check flagged {escape(t.name)}:[/] "
                           + escape("; ".join(f.message for f in t.check.flags)), highlight=False)
-    for label, s in result.scores.items():
+    tuners = [label for label in result.scores if label not in oracle_labels]
+    apart = [label for label in result.scores if label in oracle_labels]
+    for label in tuners + apart:
+        if label == (apart[0] if apart else None):
+            console.print("oracles (they read the target's measurements, which no real tuner has; not ranked "
+                          "with the tuners above):", highlight=False)
+        s = result.scores[label]
         score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
         line = f"  {label}: score {score} (mean relative performance against random search's expectation)"
         if m is not None:

@@ -42,9 +42,12 @@ def benchmarks_table() -> Table:
 def tuners_table() -> Table:
     from bat.registry import scheme_names, scheme_summary, tuner_entry, tuner_names
 
-    t = Table("name", "what it is", title="tuners")
+    t = Table("name", "what it is", title="tuners",
+              caption=escape("[oracle]: reads the target's measurements, which no real tuner has; "
+                             "bat compare includes it only with --oracles"))
     for name in tuner_names():
-        t.add_row(escape(name), escape(tuner_entry(name).summary))
+        entry = tuner_entry(name)
+        t.add_row(escape(name + (" [oracle]" if entry.oracle else "")), escape(entry.summary))
     for scheme in scheme_names():
         t.add_row(escape(f"{scheme}:..."), escape(scheme_summary(scheme)))
     return t

@@ -88,13 +88,16 @@ class TunerEntry:
     """A registered tuner variant: where its class lives, the arguments that make it, one line.
 
     ``target`` is a ``"module:Class"`` string, so listing the registry imports
-    no tuning library; ``requires`` names the library a clear error asks for.
+    no tuning library; ``requires`` names the library a clear error asks for;
+    ``oracle`` repeats the built tuner's ``oracle`` capability for the listing
+    (tests/test_oracles.py checks that the two agree).
     """
 
     target: str
     summary: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     requires: str = ""
+    oracle: bool = False
 
 
 def tuner_options(cls: type[Tuner]) -> dict[str, Any]:
