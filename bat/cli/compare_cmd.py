@@ -68,6 +68,11 @@ def compare(
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
     oracles: bool = typer.Option(False, "--oracles", help="Include oracles (tuners that read the target's "
                                                           "measurements), shown apart."),
+    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
+                                       help="Charge this many seconds of tuner time per proposal (a declared "
+                                            "cost model: a deterministic time axis) instead of measuring it."),
+    isolate: bool = typer.Option(False, "--isolate", help="Run each tuner in its own sandboxed process over "
+                                                          "the BAT protocol (docs/RELIABILITY.md)."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -84,7 +89,7 @@ def compare(
     campaign = plan_campaign(tuners=_split(tuners), benchmarks=None if bench_list == ["all"] else bench_list,
                              datasets=_split(datasets), gpus=_split(gpus), budgets=budget_list, repeats=repeats,
                              seed=seed, preset=preset, remeasure=remeasure, backend=backend, noise=noise,
-                             oracles=oracles)
+                             oracles=oracles, tuner_charge_s=tuner_charge, isolate=isolate)
     if scheduler:
         _check_scheduler(scheduler)
     with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -163,3 +163,35 @@ _UnionType = type(int | None)
 def library_seed(rng: np.random.Generator) -> int:
     """A 32-bit seed for a library that takes an int, drawn from ``rng``."""
     return int(rng.integers(0, 2**31 - 1))
+
+
+def class_spec(tuner: Tuner) -> str:
+    """``package.module:Class`` of a tuner object, as the registry and another process import it."""
+    cls = type(tuner)
+    if "<locals>" in cls.__qualname__ or cls.__module__ == "__main__":
+        raise TunerError(f"tuner class {cls.__qualname__} cannot be imported by another process: "
+                         "define it at module level of an importable module")
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def object_options(tuner: Tuner) -> tuple[str, ...]:
+    """A tuner object's hyper-parameters that differ from their defaults, as ``KEY=VALUE`` options."""
+    import json
+
+    if not dataclasses.is_dataclass(tuner):
+        return ()
+    out = []
+    for f in dataclasses.fields(tuner):
+        if not f.init:
+            continue
+        value = getattr(tuner, f.name)
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        if value == default:
+            continue
+        try:
+            out.append(f"{f.name}={json.dumps(value)}")
+        except TypeError:
+            raise TunerError(f"hyper-parameter {f.name} of {type(tuner).__name__} is not JSON "
+                             f"({value!r}): it cannot be passed to another process") from None
+    return tuple(out)

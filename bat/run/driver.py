@@ -26,7 +26,7 @@ from bat.core.atomic import check_output
 from bat.core.errors import RunInterrupted
 from bat.core.problem import Budget, EvalResult, Problem
 from bat.core.trace import TraceRecorder, write_trace
-from bat.core.tuner import Tuner
+from bat.core.tuner import Tuner, class_spec, object_options
 from bat.core.userdata import check_writable, runs_dir
 from bat.registry import make_tuner
 from bat.run.naming import run_name
@@ -102,16 +102,15 @@ def run_tuner(
     ``out`` a trace path, ``"auto"`` or None (the trace stays in memory, nothing is journalled);
     ``on_note`` hears each note as it is made. ``tuner_charge_s``: seconds charged as the tuner's
     time per proposal (a declared cost model: the time axis is then deterministic), None to measure
-    it. ``isolate``: run the tuner in its own sandboxed process (bat.run.isolation). An interrupted
+    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). An interrupted
     journalled run raises RunInterrupted
     (a KeyboardInterrupt) naming its journal.
     """
     name = tuner_name or (tuner if isinstance(tuner, str) else type(tuner).__name__)
     tuner_obj = make_tuner(tuner, tuple(options)) if isinstance(tuner, str) else tuner
-    if isolate:
-        from bat.run.isolation import isolated
-
-        tuner_obj = isolated(tuner, tuner_obj, tuple(options))
+    if isolate:  # the registry's isolate: scheme (bat.tuner_adapters.isolated), in its own process
+        tuner_obj = make_tuner(f"isolate:{tuner if isinstance(tuner, str) else class_spec(tuner_obj)}",
+                               options=tuple(options) if isinstance(tuner, str) else object_options(tuner_obj))
     notes: list[str] = []
 
     def note(message: str) -> None:
