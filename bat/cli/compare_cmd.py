@@ -92,6 +92,10 @@ def compare(
                              oracles=oracles, tuner_charge_s=tuner_charge, isolate=isolate)
     if scheduler:
         _check_scheduler(scheduler)
+    if isolate:  # the first line says which sandbox the tuners get
+        from bat.tuner_adapters.sandbox import Sandbox
+
+        console.print(escape(Sandbox((), ()).describe()), highlight=False, soft_wrap=True)
     with Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("runs", total=None)
