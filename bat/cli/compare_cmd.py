@@ -115,6 +115,12 @@ def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str]
                   f"({done.run.wall_s:.1f} s)", highlight=False, soft_wrap=True)
     console.print(f"summary: {done.paths['summary']}; numbers and traces: {done.paths['json']}",
                   highlight=False, soft_wrap=True)
+    for record in done.run.records:  # a tuner that misbehaved: one line per run, the campaign went on
+        m = record.meta
+        if warning := m.get("tuner_report", {}).get("warning"):
+            console.print("[yellow]warning:[/] " + escape(f"{m.get('label')} on {m.get('benchmark')}/{m.get('gpu')} "
+                                                          f"repeat {m.get('repeat')}: {warning}"),
+                          highlight=False, soft_wrap=True)
     result = done.analysis
     m = result.methodology
     for t in (m.targets if m is not None else []):
