@@ -73,3 +73,12 @@ def test_only_a_declared_oracle_gets_the_answer_key():
 def test_facts_of_other_gpus_never_hold_the_targets_own():
     with pytest.raises(TunerError, match="its own measurements"):
         TargetFacts(gpu="A100", others={"A100": object()})  # type: ignore[dict-item]
+
+
+def test_the_scalar_validity_check_agrees_with_the_vectorised_one():
+    space = constrained_space()
+    rows = np.array([[i % len(p.values) for i, p in zip(r, space.parameters, strict=False)]
+                     for r in np.random.default_rng(1).integers(0, 50, size=(200, len(space.names)))])
+    flags = space.is_valid(rows)
+    assert flags.any() and not flags.all()
+    assert [space.is_valid_one([int(x) for x in r]) for r in rows] == flags.tolist()

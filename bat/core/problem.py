@@ -189,7 +189,7 @@ class Problem:
         #: the target's measurements, granted by the driver to a declared oracle only (Tuner.oracle)
         self.answer_key: Dataset | None = None
         self._names = tuple(space.names)
-        self._allowed = [frozenset(p.values) for p in space.parameters]
+        self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
 
     # -- state the tuner reads ---------------------------------------------
     @property
@@ -215,15 +215,25 @@ class Problem:
 
     def key(self, config: Config) -> tuple:
         """The configuration as a tuple of values in parameter order (checked)."""
-        if set(config) != set(self._names):
+        return self._key_and_row(config)[0]
+
+    def _key_and_row(self, config: Config) -> tuple[tuple, list[int]]:
+        """The key and the value indices of a configuration (checked)."""
+        if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
                 f"configuration has parameters {sorted(config)}, space {self.space.name} has {list(self._names)}"
             )
-        values = tuple(_plain(config[n]) for n in self._names)
-        for name, value, allowed in zip(self._names, values, self._allowed, strict=True):
-            if value not in allowed:
+        values, row = [], []
+        for name, index in zip(self._names, self._index_of, strict=True):
+            value = config[name]
+            if isinstance(value, np.generic):
+                value = value.item()
+            i = index.get(value) if value.__hash__ is not None else None
+            if i is None:
                 raise TunerError(f"value {value!r} of {name} is not in the space {self.space.name}")
-        return values
+            values.append(value)
+            row.append(i)
+        return tuple(values), row
 
     # -- evaluation ----------------------------------------------------------
     def evaluate(self, config: Config, *, profiled: bool = False) -> EvalResult:
@@ -242,7 +252,7 @@ class Problem:
         never reaches the backend, costs nothing and is not told to the observers.
         """
         tuner_s = self._lap()
-        key = self.key(config)
+        key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
         if key in self._seen and profiled and key not in self._profiled:
             # One more run, with the profiler: it costs time but is no new configuration.
@@ -253,7 +263,7 @@ class Problem:
         elif key in self._seen:
             self.stats.repeated += 1
             result, kind, charged = self._seen[key], "repeat", False
-        elif not self._valid(key):
+        elif not self.space.is_valid_one(row):
             self.stats.rejected += 1
             result = EvalResult(config=cfg, status=Status.CONSTRAINT_VIOLATION, message="violates a constraint")
             kind, charged = "rejected", False
@@ -319,13 +329,6 @@ class Problem:
         """Start timing the tuner (called by the driver just before ``tune``)."""
         self._pending_s = 0.0
         self._clock_mark()
-
-    def _valid(self, key: tuple) -> bool:
-        row = np.array(
-            [[p.values.index(v) for p, v in zip(self.space.parameters, key, strict=True)]],
-            dtype=np.int64,
-        )
-        return bool(self.space.is_valid(row)[0])
 
 
 def profile_cost_s(result: EvalResult) -> float:
