@@ -34,3 +34,15 @@ def test_compare_refuses_an_oracle_unless_asked_and_then_shows_it_apart(tmp_path
     head = next(i for i, line in enumerate(lines) if line.startswith("oracles ("))
     assert any(line.strip().startswith("random:") for line in lines[:head])
     assert any(line.strip().startswith("exact:") for line in lines[head:])
+
+
+def test_only_an_oracle_reads_the_answer_key():
+    """No tuner module reads the target's measurements but the profile searcher, whose exact mode is the oracle."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "tuner_adapters"
+    readers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if "answer_key" in p.read_text())
+    assert readers == ["profile/search.py"]
+    source = (root / "profile" / "search.py").read_text()
+    assert source.count("= problem.answer_key") == 1
+    assert 'if self.mode == "exact":\n            exact = problem.answer_key' in source
