@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Target": "bat.run.targets", "TargetRequest": "bat.run.targets", "make_target": "bat.run.targets",
     "replay_target": "bat.run.targets",
     "Problem": "bat.core.problem", "Budget": "bat.core.problem", "EvalResult": "bat.core.problem",
-    "TargetFacts": "bat.core.problem",
+    "TargetFacts": "bat.core.facts",
     "Tuner": "bat.core.tuner", "ExpectedFailure": "bat.core.tuner",
     "make_tuner": "bat.registry", "tuner_names": "bat.registry",
     "run_tuner": "bat.run.driver", "RunResult": "bat.run.driver",

@@ -50,7 +50,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "toolchain": frozenset({"core", "toolchain"}),
     "backends": frozenset({"core", "toolchain", "backends"}),
     "registry": frozenset({"core", "registry"}),
-    "testing": frozenset({"core", "testing"}),
+    "testing": frozenset({"core", "registry", "testing"}),  # registry: an exploit loads data by name
     "protocol": frozenset({"core", "registry", "protocol"}),
     "run": frozenset({"core", "toolchain", "backends", "registry", "analysis", "run"}),
     "tuner_adapters": frozenset({"core", "registry", "protocol", "tuner_adapters"}),

@@ -76,8 +76,11 @@ def check_same_traces(names: list[str], tmp_path: Path) -> None:
     for name in names:
         a, b = rep_a[name], rep_b[name]
         assert a["code"] == b["code"], f"{name}: exit {a['code']} vs {b['code']}"
-        if a["code"] != 0:  # only a library that is not installed may stop a tuner here
-            assert "MissingDependencyError" in a["stderr"], f"{name} failed: {a['stderr'][-2000:]}"
+        if a["code"] != 0:  # only a library that is not installed may stop a tuner here, or (fair play)
+            # profile:predicted, which has no other GPU's Coulomb counters to learn from (never the target's)
+            expected = ("MissingDependencyError" in a["stderr"]
+                        or (name == "profile:predicted" and "predicted counters need a dataset" in a["stderr"]))
+            assert expected, f"{name} failed: {a['stderr'][-2000:]}"
             assert a["stderr"].splitlines()[-1] == b["stderr"].splitlines()[-1]
             continue
         file = f"{name.replace(':', '_')}.parquet"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -20,16 +18,26 @@ from bat.tuner_adapters.profile.model import MODELLED, CounterModel
 from bat.tuner_adapters.profile.search import ProfileSearch
 
 
+@pytest.fixture(scope="module")
+def other_gpu(tmp_path_factory) -> str:
+    """The Coulomb data labelled as another GPU's, standing in for the counters of another GPU
+    (predicted mode may not train on the target's own measurements; no other GPU's Coulomb data ships)."""
+    ds = Dataset.load(find_dataset("coulomb", "RTX_2080_Ti").path)
+    ds.meta.gpu = "OTHER_GPU"
+    return str(ds.save(tmp_path_factory.mktemp("other") / "coulomb_other.parquet"))
+
+
 def run(mode: str, seed: int, budget: int = 40, **kw):
     tuner = ProfileSearch(mode=mode, announce=False, **kw)
     return tuner, run_tuner(tuner, replay_target("coulomb"), budget=Budget(max_evals=budget), seed=seed)
 
 
 @pytest.mark.parametrize("mode", ["exact", "predicted"])
-def test_same_seed_same_trace_and_profiled_rows(mode):
-    tuner, a = run(mode, 5)
-    _, b = run(mode, 5)
-    _, c = run(mode, 6)
+def test_same_seed_same_trace_and_profiled_rows(mode, other_gpu):
+    kw = {"model_dataset": other_gpu} if mode == "predicted" else {}
+    tuner, a = run(mode, 5, **kw)
+    _, b = run(mode, 5, **kw)
+    _, c = run(mode, 6, **kw)
     cols = [c for c in a.trace.columns if c != "tuner_s"]
     pd.testing.assert_frame_equal(a.trace[cols], b.trace[cols])
     assert not a.trace[cols].equals(c.trace[cols])
@@ -54,18 +62,33 @@ def test_cli_run_says_which_counter_mode(tmp_path, capsys):
                  "--out", str(tmp_path / "t.parquet")])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "exact counters from dataset coulomb/RTX_2080_Ti" in captured.err
+    assert "online counters" in captured.err  # auto never reads the target's own counters
     assert "best time" in captured.out
-    code = main(["run", "--tuner", "profile:predicted", "--benchmark", "coulomb", "--budget", "10",
+    code = main(["run", "--tuner", "profile:exact", "--benchmark", "coulomb", "--budget", "10",
                  "--out", str(tmp_path / "p.parquet")])
-    assert code == 0 and "predicted counters" in capsys.readouterr().err
+    assert code == 0 and "exact counters from dataset coulomb/RTX_2080_Ti" in capsys.readouterr().err
+
+
+def test_the_exact_mode_is_an_oracle_and_predicted_refuses_the_targets_own_data():
+    assert ProfileSearch(mode="exact").oracle and not ProfileSearch().oracle
+    with pytest.raises(TunerError, match="target's own measurements"):
+        run("predicted", 0, budget=5, model_dataset="coulomb/RTX_2080_Ti")
+    with pytest.raises(TunerError, match="oracle's answer key"):  # no answer key without the oracle flag
+        ProfileSearch(mode="exact").tune(_problem_without_key(), np.random.default_rng(0))
+
+
+def _problem_without_key():
+    from bat.core.problem import Problem
+
+    target = replay_target("coulomb")
+    return Problem(space=target.space, backend=target.backend, budget=Budget(max_evals=5), facts=target.facts)
 
 
 def test_dataset_without_counters_is_a_clear_error():
     ds = Dataset.load(find_dataset("coulomb", "RTX_2080_Ti").path)
     bare = Dataset(frame=ds.frame.drop(columns=ds.counters), meta=ds.meta, parameters=ds.parameters)
     for mode in ("exact", "predicted", "auto"):
-        with pytest.raises(TunerError, match="has no counter columns"):
+        with pytest.raises(TunerError, match="measures no counters"):
             run_tuner(ProfileSearch(mode=mode, announce=False), replay_target("coulomb", dataset=bare),
                       budget=Budget(max_evals=5))
 
@@ -80,8 +103,8 @@ def test_unknown_gpu_needs_cores():
     assert result.evaluated == 5
 
 
-def test_sampled_scoring_for_large_spaces():
-    tuner, result = run("predicted", 1, budget=30, score_limit=100, sample_size=64)
+def test_sampled_scoring_for_large_spaces(other_gpu):
+    tuner, result = run("predicted", 1, budget=30, score_limit=100, sample_size=64, model_dataset=other_gpu)
     assert "uniform sample of 64 valid configurations per step" in tuner.last_description
     assert result.evaluated == 30
 
@@ -106,15 +129,21 @@ def test_counter_model_is_deterministic_and_reports_test_errors():
 
 def hidden_dataset_target():
     """The Coulomb replay standing in for a live GPU: counters come with each evaluation, no dataset is known."""
-    target = replay_target("coulomb")
-    target.facts = replace(target.facts, dataset=None)
-    return target
+    return replay_target("coulomb")
 
 
-def test_auto_without_a_replayed_dataset_fits_a_shipped_one():
+def test_auto_fits_another_gpus_shipped_counters(tmp_path, monkeypatch, other_gpu):
+    import shutil
+
+    from bat.registry import dataset_entries
+
+    entry = next(e for e in dataset_entries() if e.meta.benchmark == "coulomb")
+    shutil.copy(other_gpu, tmp_path / "coulomb_OTHER_GPU.parquet")
+    shutil.copy(entry.path, tmp_path / entry.path.name)
+    monkeypatch.setenv("BAT_RESULTS", str(tmp_path))
     tuner = ProfileSearch(announce=False)
-    result = run_tuner(tuner, hidden_dataset_target(), budget=Budget(max_evals=15), seed=1)
-    assert "predicted counters (decision trees from dataset coulomb/RTX_2080_Ti" in tuner.last_description
+    result = run_tuner(tuner, replay_target("coulomb", "RTX_2080_Ti"), budget=Budget(max_evals=15), seed=1)
+    assert "predicted counters (decision trees from dataset coulomb/OTHER_GPU" in tuner.last_description
     assert result.evaluated == 15
 
 

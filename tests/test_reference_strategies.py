@@ -66,8 +66,8 @@ def test_sections_and_medians() -> None:
 
 def test_shrinking_sample_first_round_is_grid_of_section_medians() -> None:
     space = _grid_space()
-    problem = Problem(space=space, backend=_Bowl(7, 1), budget=Budget(max_evals=60))
-    backend = problem.backend
+    backend = _Bowl(7, 1)
+    problem = Problem(space=space, backend=backend, budget=Budget(max_evals=60))
     tuner = ShrinkingSample(k=3, v_th=1)
     tuner.tune(problem, np.random.default_rng(0))
     first = [(c["x"], c["y"]) for c in backend.inner.calls[:9]]

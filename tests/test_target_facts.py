@@ -10,8 +10,9 @@ import pytest
 from bat.backends.live.device import device_cores
 from bat.core.benchmark import load_benchmark
 from bat.core.errors import BackendError, UnknownNameError
+from bat.core.facts import TargetFacts
 from bat.core.gpus import cores_per_sm, cuda_cores, known_cuda_cores, normalise_capability
-from bat.core.problem import Budget, Problem, TargetFacts
+from bat.core.problem import Budget, Problem
 from bat.core.tuner import Tuner
 from bat.run.driver import run_tuner
 from bat.run.targets import replay_target
@@ -40,7 +41,8 @@ def test_replay_target_facts():
     target = replay_target("gemm", "RTX_3090")
     facts = target.facts
     assert (facts.gpu, facts.cuda_cores, facts.measures_counters) == ("RTX_3090", 10496, False)
-    assert facts.dataset is target.dataset
+    assert not hasattr(facts, "dataset") and facts.others == {}  # never the target's measurements
+    assert facts.gpu_facts is not None and facts.gpu_facts.vendor == "NVIDIA"
     bench = load_benchmark("gemm")
     rows = target.space.sample_valid(5, np.random.default_rng(0))
     values = target.space.decode(rows)

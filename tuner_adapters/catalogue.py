@@ -37,8 +37,8 @@ REFERENCE: dict[str, TunerEntry] = {
 PROFILE: dict[str, TunerEntry] = {
     "": TunerEntry(_PROFILE, "profile-guided search (KTT): the counters' bottleneck steers a weighted random step",
                    {"mode": "auto"}, "scikit-learn"),
-    "exact": TunerEntry(_PROFILE, "profile-guided search, every candidate's counters read from the dataset",
-                        {"mode": "exact"}),
+    "exact": TunerEntry(_PROFILE, "profile-guided search, every candidate's counters read from the target's "
+                        "data (an oracle)", {"mode": "exact"}, oracle=True),
     "predicted": TunerEntry(_PROFILE, "profile-guided search, candidates' counters predicted by decision trees",
                             {"mode": "predicted"}, "scikit-learn"),
     "online": TunerEntry(_PROFILE, "profile-guided search, counters predicted by trees refitted on the counters "

@@ -79,6 +79,11 @@ class TunerSpec:
         return self.capabilities["budget_agnostic"]
 
     @property
+    def oracle(self) -> bool:
+        """The tuner reads the target's measurements (bat.core.facts): shown apart, only with --oracles."""
+        return self.capabilities["oracle"]
+
+    @property
     def slow(self) -> bool:
         """A run costs seconds even on a tiny space (a model fit per step): the scheduler runs it alone."""
         return self.capabilities["slow"]
@@ -102,6 +107,8 @@ class RunSpec:
     backend: str
     dataset: str = ""  # the dataset file chosen explicitly (--dataset); "" looks it up by name and GPU
     noise: str = "none"
+    tuner_charge_s: float | None = None  # declared tuner time per proposal (None: measured)
+    isolate: bool = False  # the tuner runs in its own sandboxed process (bat.run.isolation)
 
     @property
     def max_budget(self) -> int:
@@ -111,8 +118,8 @@ class RunSpec:
     def run_id(self) -> str:
         """Stable identity: the same definition gives the same id, in any campaign.
 
-        ``dataset``, ``noise`` and the tuner's ``options`` enter the key only when they are not their defaults, so runs
-        stored before those options existed keep their ids.
+        ``dataset``, ``noise``, the tuner's ``options``, ``tuner_charge_s`` and ``isolate`` enter the key only
+        when they are not their defaults, so runs stored before those options existed keep their ids.
         """
         fields = asdict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
@@ -121,6 +128,9 @@ class RunSpec:
             del fields["noise"]
         if not fields["tuner"]["options"]:  # runs of a tuner at its defaults keep their ids
             del fields["tuner"]["options"]
+        for name in ("tuner_charge_s", "isolate"):
+            if not fields[name]:
+                del fields[name]
         key = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
 
@@ -139,6 +149,8 @@ class Campaign:
     notes: tuple[str, ...] = field(default=())
     datasets: tuple[tuple[str, str, str], ...] = ()  # (benchmark, GPU, file) of targets chosen by dataset
     noise: str = "none"  # replay: objective drawn from the recorded repeats (bat.backends.replay)
+    tuner_charge_s: float | None = None  # seconds charged per proposal as tuner time (deterministic time axis)
+    isolate: bool = False  # each tuner in its own sandboxed process (bat.run.isolation)
 
     def __post_init__(self) -> None:
         if not self.tuners:
@@ -157,6 +169,8 @@ class Campaign:
             raise CampaignError(f"--budgets: positive integers are needed, got {list(self.budgets)}")
         if self.repeats < 1:
             raise CampaignError(f"--repeats must be >= 1, got {self.repeats}")
+        if self.tuner_charge_s is not None and not 0 <= self.tuner_charge_s < float("inf"):
+            raise CampaignError(f"--tuner-charge must be finite and >= 0, got {self.tuner_charge_s}")
         if self.remeasure < 0:
             raise CampaignError(f"remeasure must be >= 0, got {self.remeasure}")
         if self.backend not in ("replay", "live"):
@@ -188,7 +202,8 @@ class Campaign:
                 for r in range(self.repeats):
                     seed = self.run_seed(t.label, bench, gpu, r)
                     out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
-                                       self.dataset_for(bench, gpu), noise=self.noise) for g in groups)
+                                       self.dataset_for(bench, gpu), noise=self.noise,
+                                       tuner_charge_s=self.tuner_charge_s, isolate=self.isolate) for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
 
     def budget_policy(self) -> dict[str, str]:
@@ -202,6 +217,7 @@ class Campaign:
     def to_dict(self) -> dict[str, object]:
         return {
             "tuners": [asdict(t) for t in self.tuners],
+            "oracles": [t.label for t in self.tuners if t.oracle],
             "targets": [list(t) for t in self.targets],
             "budgets": list(self.budgets),
             "repeats": self.repeats,
@@ -209,6 +225,8 @@ class Campaign:
             "remeasure": self.remeasure,
             "backend": self.backend,
             "noise": self.noise,
+            "tuner_charge_s": self.tuner_charge_s,
+            "isolate": self.isolate,
             "notes": list(self.notes),
             "datasets": [list(d) for d in self.datasets],
             "budget_policy": self.budget_policy(),

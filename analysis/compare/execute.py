@@ -85,8 +85,9 @@ def execute_run(spec: RunSpec) -> RunRecord:
     if spec.noise != "none":  # this run's own noise draws, seeded by the run's seed
         target = replace(target, backend=target.backend.with_noise(spec.noise, spec.seed))
     start, cpu = time.perf_counter(), time.process_time()
-    result = run_tuner(spec.tuner.build(), target, budget=Budget(max_evals=spec.max_budget),
-                       seed=spec.seed, tuner_name=spec.tuner.label)
+    tuner = spec.tuner.spec if spec.isolate else spec.tuner.build()  # isolated: built in its own process
+    result = run_tuner(tuner, target, budget=Budget(max_evals=spec.max_budget), seed=spec.seed,
+                       tuner_name=spec.tuner.label, tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate)
     trace = result.trace
     params = list(target.space.names)
     per_budget = {}

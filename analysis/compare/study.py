@@ -35,11 +35,14 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
                   datasets: list[str] | None = None, gpus: list[str] | None = None,
                   budgets: list[int] | None = None, repeats: int = 10, seed: int = 0, preset: str | None = None,
                   remeasure: int | None = None, backend: str = "replay", noise: str = "none",
-                  tuner_options: list[str] | None = None) -> Campaign:
+                  tuner_options: list[str] | None = None, oracles: bool = False, tuner_charge_s: float | None = None,
+                  isolate: bool = False) -> Campaign:
     """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early.
 
     ``tuner_options`` are options files (``bat hypertune`` writes them): each applies to the tuners of
-    the campaign named as the file names its tuner.
+    the campaign named as the file names its tuner. An oracle (a tuner that reads the target's
+    measurements, bat.core.facts) is refused unless ``oracles``; isolated, it is refused always (its
+    answer key would have to leave the harness process).
     """
     p = get_preset(preset) if preset else None
     tuner_list = tuners or (list(p.tuners) if p else None)
@@ -65,10 +68,16 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
         tuners=tuple(specs), targets=targets, datasets=chosen,
         budgets=tuple(budgets or (p.budgets if p else DEFAULT_BUDGETS)), repeats=repeats, seed=seed,
         remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
-        backend=backend, notes=(p.note,) if p else (), noise=noise,
+        backend=backend, notes=(p.note,) if p else (), noise=noise, tuner_charge_s=tuner_charge_s, isolate=isolate,
     )
     for t in campaign.tuners:
         t.build()  # an unknown or broken tuner fails before any run
+        if t.oracle and not oracles:
+            raise CampaignError(f"--tuners {t.label}: {t.spec} is an oracle (it reads the target's measurements, "
+                                "which no real tuner has); add --oracles to include it, shown apart")
+        if t.oracle and isolate:
+            raise CampaignError(f"--tuners {t.label}: {t.spec} is an oracle; oracles cannot run --isolate "
+                                "(the target's measurements never leave the harness process)")
     return campaign
 
 

@@ -77,6 +77,13 @@ def compare(
     noise: str = typer.Option("none", "--noise",
                               help="Replay: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
+    oracles: bool = typer.Option(False, "--oracles", help="Include oracles (tuners that read the target's "
+                                                          "measurements), shown apart."),
+    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
+                                       help="Charge this many seconds of tuner time per proposal (a declared "
+                                            "cost model: a deterministic time axis) instead of measuring it."),
+    isolate: bool = typer.Option(False, "--isolate", help="Run each tuner in its own sandboxed process over "
+                                                          "the BAT protocol (docs/RELIABILITY.md)."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from bat.analysis.compare.study import compare as run_comparison
@@ -92,24 +99,35 @@ def compare(
     campaign = plan_campaign(tuners=_split(tuners, "--tuners"), benchmarks=None if bench_list == ["all"] else
                              bench_list, datasets=_split(datasets, "--datasets"), gpus=_split(gpus, "--gpus"),
                              budgets=budget_list, repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
-                             backend=backend, noise=noise, tuner_options=[str(p) for p in tuner_options])
+                             backend=backend, noise=noise, tuner_options=[str(p) for p in tuner_options],
+                             oracles=oracles, tuner_charge_s=tuner_charge, isolate=isolate)
     if scheduler:
         _check_scheduler(scheduler)
+    if isolate:  # the first line says which sandbox the tuners get
+        from bat.tuner_adapters.sandbox import Sandbox
+
+        say("{}", Sandbox((), ()).describe())
     chosen = figure_format_list(formats)
     with progress("runs") as moved, figure_formats(chosen):
         done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
                               success=success, workers=workers, scheduler=scheduler, plots=plots,
                               progress=lambda k, n: moved(k, n))
-    report(done, out)
+    report(done, out, oracle_labels={t.label for t in campaign.tuners if t.oracle})
     if done.regressed:
         raise typer.Exit(EXIT_FOUND)
 
 
-def report(done: Comparison, out: Path) -> None:
-    """What ``bat compare`` prints: runs, outputs, data flags, scores and the gate's verdict (and its document)."""
+def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str] = frozenset()) -> None:
+    """What ``bat compare`` prints: runs, outputs, data flags, scores (oracles apart) and the gate's verdict
+    (and its document)."""
     say("{} runs executed, {} reused from {} ({:.1f} s)", done.run.executed, done.run.reused, out / "runs.sqlite",
         done.run.wall_s)
     say("summary: {}; numbers and traces: {}", done.paths["summary"], done.paths["json"])
+    for record in done.run.records:  # a tuner that misbehaved: one line per run, the campaign went on
+        m = record.meta
+        if warning := m.get("tuner_report", {}).get("warning"):
+            say("[yellow]warning:[/] {} on {}/{} repeat {}: {}", m.get("label"), m.get("benchmark"), m.get("gpu"),
+                m.get("repeat"), warning)
     result = done.analysis
     m = result.methodology
     flags = []
@@ -118,7 +136,13 @@ def report(done: Comparison, out: Path) -> None:
             flags.append({"target": t.name, "messages": [f.message for f in t.check.flags]})
             say("[yellow]data check flagged {}:[/] {}", t.name, "; ".join(f.message for f in t.check.flags))
     scores = {}
-    for label, s in result.scores.items():
+    tuners = [label for label in result.scores if label not in oracle_labels]
+    apart = [label for label in result.scores if label in oracle_labels]
+    for label in tuners + apart:
+        if label == (apart[0] if apart else None):
+            say("oracles (they read the target's measurements, which no real tuner has; not ranked with the "
+                "tuners above):")
+        s = result.scores[label]
         score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
         line = markup("  {}: score {} (mean relative performance against random search's expectation)", label, score)
         scores[label] = {"score": s["overall"]}

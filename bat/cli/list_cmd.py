@@ -68,14 +68,18 @@ def benchmarks_table(records: Records) -> Table:
 def tuners_records() -> Records:
     from bat.registry import scheme_names, scheme_summary, tuner_entry, tuner_names
 
-    return ([{"name": name, "summary": tuner_entry(name).summary} for name in tuner_names()]
-            + [{"name": f"{scheme}:...", "summary": scheme_summary(scheme)} for scheme in scheme_names()])
+    return ([{"name": name, "summary": tuner_entry(name).summary, "oracle": tuner_entry(name).oracle}
+             for name in tuner_names()]
+            + [{"name": f"{scheme}:...", "summary": scheme_summary(scheme), "oracle": False}
+               for scheme in scheme_names()])
 
 
 def tuners_table(records: Records) -> Table:
-    t = Table("name", "what it is", title="tuners")
+    t = Table("name", "what it is", title="tuners",
+              caption="[oracle]: reads the target's measurements, which no real tuner has; "
+                      "bat compare includes it only with --oracles")
     for r in records:
-        t.add_row(cell(r["name"]), cell(r["summary"]))
+        t.add_row(cell(r["name"] + (" [oracle]" if r["oracle"] else "")), cell(r["summary"]))
     return t
 
 

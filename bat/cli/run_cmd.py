@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from bat.cli.console import shown_path
-from bat.cli.options import positive_finite
+from bat.cli.options import finite, positive_finite
 from bat.cli.output import document, progress, say
 
 if TYPE_CHECKING:
@@ -52,6 +52,11 @@ def run(
     noise: str = typer.Option("none", "--noise",
                               help="Replay only: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with --seed."),
+    isolate: bool = typer.Option(False, "--isolate", help="Run the tuner in its own sandboxed process over the "
+                                                          "BAT protocol (docs/RELIABILITY.md)."),
+    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
+                                       help="Charge this many seconds of tuner time per proposal (a declared "
+                                            "cost model: a deterministic time axis) instead of measuring it."),
     tuner_args: list[str] = typer.Argument(None, metavar="[-- PROGRAM_ARGS]",
                                            help="After --, arguments for an exec:PROGRAM tuner."),
 ) -> None:
@@ -73,6 +78,9 @@ def run(
             raise BatError(f"--tuner-options {tuner_options}: written for tuner {named}, not {tuner}")
         tuner_option = [*pairs, *tuner_option]
     tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
+    if isolate:  # its own process; the first line says which sandbox it gets
+        tuner_obj = make_tuner(f"isolate:{spec}", options=tuple(tuner_option))
+        say("{}", tuner_obj.sandbox.describe())
     chosen = resolve_dataset(dataset).path if dataset else None
     # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu
     request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen, noise=noise,
@@ -85,7 +93,7 @@ def run(
         with sigterm_interrupts(), progress(f"{tuner} on {target.benchmark}/{target.gpu}", 1.0) as moved:
             result = run_tuner(tuner_obj, target, budget=b, seed=seed, options=tuner_option,
                                out=AUTO if out is None else out, force=force, resume=resume, progress=moved,
-                               on_note=_note, tuner_name=spec)
+                               on_note=_note, tuner_name=spec, tuner_charge_s=tuner_charge)
     finally:
         target.backend.close()  # a command backend's scratch folder goes, whatever happened
     report(result, target)

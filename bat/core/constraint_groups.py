@@ -117,6 +117,15 @@ class Group:
             progress(self.size)
         return self._valid
 
+    def contains_one(self, local_id: int) -> bool:
+        """Membership of one local id in the valid part (no array round trip)."""
+        if self.size <= MASK_LIMIT:
+            if self._mask is None:
+                self.contains(np.zeros(1, dtype=np.int64))  # builds the mask
+            assert self._mask is not None
+            return bool(self._mask[local_id])
+        return bool(self.contains(np.array([local_id], dtype=np.int64))[0])
+
     def contains(self, local_ids: np.ndarray) -> np.ndarray:
         """Membership of local ids in the valid part."""
         if self.size <= MASK_LIMIT:

@@ -5,8 +5,10 @@ space, never lets a constraint-violating one reach the backend, answers a
 repeated proposal from memory, charges the budget, measures the tuner's own
 time between proposals, and tells its observers (the trace recorder is one).
 A tuner only proposes and observes; what it may know of the target beyond
-the space (the GPU, its core count, the launch geometry, a replayed
-dataset) it reads from ``problem.facts``, never from the backend.
+the space and budget it reads from ``problem.facts`` (declared in
+bat.core.facts), never from the backend, which the problem keeps private.
+``answer`` gives a caller everything about one proposal (the result, its
+kind, whether it was charged); ``evaluate`` is its result for tuners.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ import numpy as np
 
 from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, TunerError
+from bat.core.facts import TargetFacts
 from bat.core.space import SearchSpace
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from bat.core.dataset import Dataset
 
@@ -75,6 +77,15 @@ class Observer(Protocol):
 
 
 @dataclass(frozen=True)
+class Answer:
+    """Everything about one proposal: its result, its kind and whether it was charged."""
+
+    result: EvalResult
+    kind: str  # "evaluated", "rejected", "repeat", "profile" or "refused" (the budget is spent)
+    charged: bool
+
+
+@dataclass(frozen=True)
 class Event:
     """One answered proposal, as observers see it."""
 
@@ -86,27 +97,6 @@ class Event:
     best_so_far_ms: float | None
     elapsed_cost_s: float
     profiled: bool = False
-
-
-@dataclass(frozen=True)
-class TargetFacts:
-    """What a tuner may know of the target beyond its space; each fact is optional.
-
-    The target (bat.run.targets) fills in what it knows; a tuner reads what it
-    needs and says which fact is missing when it cannot go on without it.
-    """
-
-    #: the GPU's short id (``RTX_3090``); "" when unknown or not a GPU
-    gpu: str = ""
-    #: CUDA cores of that GPU (SMs x cores per SM of its compute capability), None when unknown
-    cuda_cores: int | None = None
-    #: threads launched per configuration (the benchmark's launch geometry), from a frame of
-    #: parameter values; None when the benchmark has no launch geometry
-    threads: Callable[[pd.DataFrame], np.ndarray] | None = None
-    #: the recorded dataset a replay backend answers from (with its counters, if any)
-    dataset: Dataset | None = None
-    #: the backend returns performance counters with every ok evaluation (``EvalResult.extra``)
-    measures_counters: bool = False
 
 
 @dataclass
@@ -175,9 +165,13 @@ class Problem:
         budget: Budget,
         observers: Iterable[Observer] = (),
         facts: TargetFacts | None = None,
+        tuner_charge_s: float | None = None,
+        tuner_clock: Callable[[], float] = time.perf_counter,
     ) -> None:
+        if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
+            raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
         self.space = space
-        self.backend = backend
+        self._backend = backend
         self.budget = budget
         self.facts = facts or TargetFacts()
         self.observers = list(observers)
@@ -187,8 +181,15 @@ class Problem:
         self._profiled: set[tuple] = set()
         self._step = 0
         self._clock: float | None = None
+        self._pending_s = 0.0
+        #: seconds charged as the tuner's time per proposal (a declared cost model), None: measured
+        self.tuner_charge_s = tuner_charge_s
+        #: what measures the tuner's time when no charge is declared (wall clock, or a process's CPU time)
+        self.tuner_clock = tuner_clock
+        #: the target's measurements, granted by the driver to a declared oracle only (Tuner.oracle)
+        self.answer_key: Dataset | None = None
         self._names = tuple(space.names)
-        self._allowed = [frozenset(p.values) for p in space.parameters]
+        self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
 
     # -- state the tuner reads ---------------------------------------------
     @property
@@ -214,23 +215,44 @@ class Problem:
 
     def key(self, config: Config) -> tuple:
         """The configuration as a tuple of values in parameter order (checked)."""
-        if set(config) != set(self._names):
+        return self._key_and_row(config)[0]
+
+    def _key_and_row(self, config: Config) -> tuple[tuple, list[int]]:
+        """The key and the value indices of a configuration (checked)."""
+        if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
                 f"configuration has parameters {sorted(config)}, space {self.space.name} has {list(self._names)}"
             )
-        values = tuple(_plain(config[n]) for n in self._names)
-        for name, value, allowed in zip(self._names, values, self._allowed, strict=True):
-            if value not in allowed:
+        values, row = [], []
+        for name, index in zip(self._names, self._index_of, strict=True):
+            value = config[name]
+            if isinstance(value, np.generic):
+                value = value.item()
+            i = index.get(value) if value.__hash__ is not None else None
+            if i is None:
                 raise TunerError(f"value {value!r} of {name} is not in the space {self.space.name}")
-        return values
+            values.append(value)
+            row.append(i)
+        return tuple(values), row
 
     # -- evaluation ----------------------------------------------------------
     def evaluate(self, config: Config, *, profiled: bool = False) -> EvalResult:
-        """Evaluate one configuration (see the module docstring for the rules)."""
-        now = time.perf_counter()
-        tuner_s = now - self._clock if self._clock is not None else 0.0
-        self.stats.tuner_s += tuner_s
-        key = self.key(config)
+        """The result of one configuration for a tuner; a spent budget raises BudgetExhaustedError."""
+        answer = self.answer(config, profiled=profiled)
+        if answer.kind == "refused":
+            raise BudgetExhaustedError(
+                f"budget of {self.budget.describe()} is spent; tuners must check problem.exhausted"
+            )
+        return answer.result
+
+    def answer(self, config: Config, *, profiled: bool = False) -> Answer:
+        """Everything about one proposal (see the module docstring for the rules).
+
+        A fresh valid configuration the spent budget no longer affords is ``refused``: it
+        never reaches the backend, costs nothing and is not told to the observers.
+        """
+        tuner_s = self._lap()
+        key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
         if key in self._seen and profiled and key not in self._profiled:
             # One more run, with the profiler: it costs time but is no new configuration.
@@ -241,16 +263,18 @@ class Problem:
         elif key in self._seen:
             self.stats.repeated += 1
             result, kind, charged = self._seen[key], "repeat", False
-        elif not self._valid(key):
+        elif not self.space.is_valid_one(row):
             self.stats.rejected += 1
             result = EvalResult(config=cfg, status=Status.CONSTRAINT_VIOLATION, message="violates a constraint")
             kind, charged = "rejected", False
+        elif self.exhausted:
+            self.stats.tuner_s -= tuner_s  # not a proposal: its time is the next one's
+            self._pending_s += tuner_s
+            self._clock_mark()
+            return Answer(EvalResult(config=cfg, status=Status.MISSING,
+                                     message=f"the budget of {self.budget.describe()} is spent"), "refused", False)
         else:
-            if self.exhausted:
-                raise BudgetExhaustedError(
-                    f"budget of {self.budget.describe()} is spent; tuners must check problem.exhausted"
-                )
-            result = self.backend.evaluate(cfg)
+            result = self._backend.evaluate(cfg)
             self._seen[key] = result
             if profiled:
                 self._profiled.add(key)
@@ -274,19 +298,37 @@ class Problem:
         self._step += 1
         for obs in self.observers:
             obs.on_result(event)
-        self._clock = time.perf_counter()
-        return result
+        self._clock_mark()
+        return Answer(result, kind, charged)
+
+    def _lap(self) -> float:
+        """The tuner's time since the last answer: the declared charge, else its clock's reading."""
+        if self.tuner_charge_s is not None:
+            tuner_s = self.tuner_charge_s
+        else:
+            tuner_s = self.tuner_clock() - self._clock if self._clock is not None else 0.0
+        tuner_s += self._pending_s
+        self._pending_s = 0.0
+        self.stats.tuner_s += tuner_s
+        return tuner_s
+
+    def _clock_mark(self) -> None:
+        if self.tuner_charge_s is None:
+            self._clock = self.tuner_clock()
+
+    @property
+    def backend_name(self) -> str:
+        """The backend's name, for the harness (run metadata, the protocol's hello)."""
+        return self._backend.name
+
+    def describe_backend(self) -> str:
+        """The backend's one-line description, for the harness."""
+        return self._backend.describe()
 
     def start_clock(self) -> None:
         """Start timing the tuner (called by the driver just before ``tune``)."""
-        self._clock = time.perf_counter()
-
-    def _valid(self, key: tuple) -> bool:
-        row = np.array(
-            [[p.values.index(v) for p, v in zip(self.space.parameters, key, strict=True)]],
-            dtype=np.int64,
-        )
-        return bool(self.space.is_valid(row)[0])
+        self._pending_s = 0.0
+        self._clock_mark()
 
 
 def profile_cost_s(result: EvalResult) -> float:

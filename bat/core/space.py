@@ -15,7 +15,7 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -194,6 +194,18 @@ class SearchSpace:
             if group.constraints:
                 ok &= group.contains(idx[:, group.members] @ group.strides)
         return ok
+
+    def is_valid_one(self, idx: Sequence[int]) -> bool:
+        """Whether one value-index row (in range, as Python ints) satisfies every constraint."""
+        for group, members, strides in self._scalar_groups:
+            if not group.contains_one(sum(idx[m] * s for m, s in zip(members, strides, strict=True))):
+                return False
+        return True
+
+    @functools.cached_property
+    def _scalar_groups(self) -> tuple[tuple[Any, tuple[int, ...], tuple[int, ...]], ...]:
+        return tuple((g, tuple(int(m) for m in g.members), tuple(int(s) for s in g.strides))
+                     for g in self._groups if g.constraints)
 
     def count_valid(self, progress: Callable[[float], None] | None = None) -> int:
         """Number of valid configurations (product of the groups' counts)."""

@@ -20,6 +20,9 @@ tuner's name:
   (a live run then profiles every evaluation);
 - ``supports_time_budget``: it stops correctly under a simulated-time budget;
 - ``slow``: a run takes seconds even on a tiny space (tests mark it);
+- ``oracle``: the tuner needs what no real tuner has (the target's measurements, granted as
+  ``problem.answer_key``; bat.core.facts declares what every other tuner may know); comparisons
+  show it apart and include it only when asked (``bat compare --oracles``);
 - ``battery_expected_failures``: battery checks it fails by design, each with
   the exception type it raises and the reason (``ExpectedFailure``).
 """
@@ -61,6 +64,7 @@ class Tuner(ABC):
     needs_counters: ClassVar[bool] = False
     supports_time_budget: ClassVar[bool] = True
     slow: ClassVar[bool] = False
+    oracle: ClassVar[bool] = False
     battery_expected_failures: ClassVar[Mapping[str, ExpectedFailure]] = {}
     #: the tunable options (bat.core.hyperparams); None: undeclared, every dataclass field is accepted
     HYPERPARAMETERS: ClassVar[tuple[HyperParam, ...] | None] = None
@@ -85,7 +89,7 @@ class Tuner(ABC):
 
 
 #: Capability flags every tuner declares (``Tuner.capabilities``).
-CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow")
+CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow", "oracle")
 
 
 @dataclass(frozen=True)
@@ -93,13 +97,16 @@ class TunerEntry:
     """A registered tuner variant: where its class lives, the arguments that make it, one line.
 
     ``target`` is a ``"module:Class"`` string, so listing the registry imports
-    no tuning library; ``requires`` names the library a clear error asks for.
+    no tuning library; ``requires`` names the library a clear error asks for;
+    ``oracle`` repeats the built tuner's ``oracle`` capability for the listing
+    (tests/test_oracles.py checks that the two agree).
     """
 
     target: str
     summary: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     requires: str = ""
+    oracle: bool = False
 
 
 def tuner_options(cls: type[Tuner]) -> dict[str, Any]:
@@ -180,3 +187,35 @@ _UnionType = type(int | None)
 def library_seed(rng: np.random.Generator) -> int:
     """A 32-bit seed for a library that takes an int, drawn from ``rng``."""
     return int(rng.integers(0, 2**31 - 1))
+
+
+def class_spec(tuner: Tuner) -> str:
+    """``package.module:Class`` of a tuner object, as the registry and another process import it."""
+    cls = type(tuner)
+    if "<locals>" in cls.__qualname__ or cls.__module__ == "__main__":
+        raise TunerError(f"tuner class {cls.__qualname__} cannot be imported by another process: "
+                         "define it at module level of an importable module")
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def object_options(tuner: Tuner) -> tuple[str, ...]:
+    """A tuner object's hyper-parameters that differ from their defaults, as ``KEY=VALUE`` options."""
+    import json
+
+    if not dataclasses.is_dataclass(tuner):
+        return ()
+    out = []
+    for f in dataclasses.fields(tuner):
+        if not f.init:
+            continue
+        value = getattr(tuner, f.name)
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        if value == default:
+            continue
+        try:
+            out.append(f"{f.name}={json.dumps(value)}")
+        except TypeError:
+            raise TunerError(f"hyper-parameter {f.name} of {type(tuner).__name__} is not JSON "
+                             f"({value!r}): it cannot be passed to another process") from None
+    return tuple(out)

@@ -3,7 +3,8 @@
 ``describe`` is what the server sends: the parameters with their ordered
 values, the constraints as expressions (over the parameters, ``constants``
 and ``problem_size``; the grammar of docs/DESIGN.md), the counts, the budget,
-the client's seed and the objective. ``space_from_problem`` is the inverse a
+the client's seed, the objective and the target's entitled facts (its GPU,
+core count, whether results carry counters; never its measurements). ``space_from_problem`` is the inverse a
 Python client uses to check constraints locally; it verifies the space hash,
 so a client never tunes a space that differs from the server's.
 """
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bat.core.errors import ProtocolError
+from bat.core.facts import TargetFacts
 from bat.core.problem import Budget, Problem
 from bat.core.space import Constraint, Parameter, SearchSpace
 
@@ -33,8 +35,8 @@ def describe(problem: Problem, seed: int) -> dict[str, Any]:
     space, budget = problem.space, problem.budget
     return {
         "space": space.name,
-        "backend": problem.backend.name,
-        "description": problem.backend.describe(),
+        "backend": problem.backend_name,
+        "description": problem.describe_backend(),
         "parameters": [{"name": p.name, "values": list(p.values)} for p in space.parameters],
         "constraints": [c.expr for c in space.constraints],
         "constants": dict(space.constants),
@@ -45,6 +47,8 @@ def describe(problem: Problem, seed: int) -> dict[str, Any]:
         "budget": {"kind": budget_kind(budget), "evaluations": budget.max_evals, "seconds": budget.max_time_s},
         "seed": seed,
         "objective": dict(OBJECTIVE),
+        "target": {"gpu": problem.facts.gpu, "cuda_cores": problem.facts.cuda_cores,
+                   "measures_counters": problem.facts.measures_counters},
     }
 
 
@@ -60,6 +64,16 @@ def space_from_problem(problem: Mapping[str, Any]) -> SearchSpace:
         raise ProtocolError("invalid_message", f"the space rebuilt here hashes to {space.space_hash}, the "
                             f"server's to {problem['space_hash']}", "problem.space_hash")
     return space
+
+
+def facts_from_problem(problem: Mapping[str, Any]) -> TargetFacts:
+    """The entitled facts a hello reply states (bat.core.facts; the GPU's specification by its id)."""
+    from bat.core.gpus import gpu_facts
+
+    t = problem.get("target") or {}
+    gpu = t.get("gpu", "")
+    return TargetFacts(gpu=gpu, cuda_cores=t.get("cuda_cores"), measures_counters=bool(t.get("measures_counters")),
+                       gpu_facts=gpu_facts(gpu) if gpu else None)
 
 
 def budget_from_problem(problem: Mapping[str, Any]) -> Budget:

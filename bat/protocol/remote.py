@@ -24,7 +24,7 @@ from bat.core.dataset import Status
 from bat.core.errors import BatError, BudgetExhaustedError, ProtocolError
 from bat.core.problem import EvalResult, Problem, profile_cost_s
 from bat.protocol.client import Client, ServerError
-from bat.protocol.hello import budget_from_problem, space_from_problem
+from bat.protocol.hello import budget_from_problem, facts_from_problem, space_from_problem
 from bat.registry import make_tuner
 
 
@@ -54,7 +54,7 @@ class RemoteProblem(Problem):
             raise ProtocolError("no_hello", "the client has not said hello")
         info = client.problem
         super().__init__(space=space_from_problem(info), backend=_Server(info["description"]),
-                         budget=budget_from_problem(info))
+                         budget=budget_from_problem(info), facts=facts_from_problem(info))
         self.client = client
         self._evaluated: dict[tuple, EvalResult] = {}
 

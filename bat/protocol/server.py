@@ -28,7 +28,7 @@ import numpy as np
 
 from bat.core.errors import ProtocolError
 from bat.core.limits import MAX_NAME_CHARS
-from bat.core.problem import Event, Problem
+from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
 from bat.protocol import PROTOCOL_VERSION, hello, wire
 from bat.protocol.pacing import DEFAULT_IDLE_S, DEFAULT_REQUEST_S, Pacing, PeerStalled, paced_lines
@@ -59,15 +59,6 @@ class Outcome:
         return out
 
 
-class _LastEvent:
-    """Observer keeping the problem's latest event (its kind and whether it was charged)."""
-
-    event: Event | None = None
-
-    def on_result(self, event: Event) -> None:
-        self.event = event
-
-
 class Session:
     """Serves ``problem`` to one client; ``seed`` goes to the client in hello.
 
@@ -87,7 +78,6 @@ class Session:
         self.transcript = transcript
         self.configs = wire.ConfigReader(problem.space)
         self.outcome = Outcome()
-        self._last = _LastEvent()
         self._problem = hello.describe(problem, seed)
         self._hello = False
         self.writer: IO[bytes] | None = None
@@ -101,7 +91,6 @@ class Session:
         """Serve the client on ``reader``/``writer`` until ``done`` or the end of its input."""
         start = time.perf_counter()
         self.writer = writer
-        self.problem.observers.append(self._last)
         try:
             for line in paced_lines(reader, self.pacing):
                 if not line.strip():
@@ -113,7 +102,6 @@ class Session:
         except PeerStalled as exc:
             self.outcome.ended, self.outcome.stalled = "stalled", str(exc)
         finally:
-            self.problem.observers.remove(self._last)
             self.outcome.wall_s = time.perf_counter() - start
         return self.outcome
 
@@ -171,21 +159,16 @@ class Session:
         return {"type": "hello", "protocol": PROTOCOL_VERSION, "problem": self._problem}
 
     def _on_evaluate(self, body: Any) -> dict[str, Any]:
-        config, row = self.configs.read(body["config"], "config")
-        if self._refuses(config, np.array([row])):
+        config, _ = self.configs.read(body["config"], "config")
+        result = self._evaluate(config, profiled=body.get("profiled", False))
+        if result["kind"] == "refused":
             raise ProtocolError("budget_exhausted", f"the budget of {self.problem.budget.describe()} is spent; "
                                 "only repeats and constraint violations are still answered (free)", "config")
-        result = self._evaluate(config, profiled=body.get("profiled", False))
         return {"type": "result", "result": result, **self._state()}
 
     def _on_batch(self, body: Any) -> dict[str, Any]:
-        configs, rows = self.configs.read_many(body["configs"], "configs")
-        results = []
-        for config, row in zip(configs, rows, strict=True):
-            if self._refuses(config, row[None, :]):
-                results.append(wire.refused(self.problem))
-            else:
-                results.append(self._evaluate(config, profiled=False))
+        configs, _ = self.configs.read_many(body["configs"], "configs")
+        results = [self._evaluate(config, profiled=False) for config in configs]
         return {"type": "batch", "results": results, **self._state()}
 
     def _on_valid(self, body: Any) -> dict[str, Any]:
@@ -203,16 +186,12 @@ class Session:
         }}
 
     # -- helpers ----------------------------------------------------------------------
-    def _refuses(self, config: dict[str, Any], rows: np.ndarray) -> bool:
-        """A spent budget refuses a configuration that would be charged (valid, not evaluated before)."""
-        p = self.problem
-        return p.exhausted and not p.is_evaluated(config) and bool(p.space.is_valid(rows)[0])
-
     def _evaluate(self, config: dict[str, Any], *, profiled: bool) -> dict[str, Any]:
-        result = self.problem.evaluate(config, profiled=profiled)
-        event = self._last.event
-        assert event is not None  # the problem tells its observers before it returns
-        return wire.outcome(result, event.kind, event.charged)
+        """The problem's answer as a wire ``result`` (the problem alone applies the budget rule)."""
+        answer = self.problem.answer(config, profiled=profiled)
+        if answer.kind == "refused":
+            return wire.refused(self.problem)
+        return wire.outcome(answer.result, answer.kind, answer.charged)
 
     def _state(self) -> dict[str, Any]:
         return {"left": wire.budget_left(self.problem), "exhausted": self.problem.exhausted}

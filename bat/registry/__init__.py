@@ -58,7 +58,8 @@ def _tuners() -> dict[str, TunerEntry]:
             raise RegistryError(f"entry point {ep.name} = {ep.value} ({TUNER_GROUP}) cannot be loaded: "
                                 f"{type(exc).__name__}: {exc}") from exc
         if isinstance(obj, type) and issubclass(obj, Tuner):
-            table[ep.name] = TunerEntry(ep.value, obj.summary or (obj.__doc__ or "").strip().split("\n")[0])
+            table[ep.name] = TunerEntry(ep.value, obj.summary or (obj.__doc__ or "").strip().split("\n")[0],
+                                        oracle=obj.oracle is True)
         elif isinstance(obj, Mapping) and all(isinstance(v, TunerEntry) for v in obj.values()):
             for key, entry in obj.items():
                 table[f"{ep.name}:{key}" if key else ep.name] = entry

@@ -26,7 +26,7 @@ from bat.core.atomic import check_output
 from bat.core.errors import RunInterrupted
 from bat.core.problem import Budget, EvalResult, Problem
 from bat.core.trace import TraceRecorder, write_trace
-from bat.core.tuner import Tuner
+from bat.core.tuner import Tuner, class_spec, object_options
 from bat.core.userdata import check_writable, runs_dir
 from bat.registry import make_tuner
 from bat.run.naming import run_name
@@ -93,16 +93,24 @@ def run_tuner(
     progress: Callable[[float], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     tuner_name: str | None = None,
+    tuner_charge_s: float | None = None,
+    isolate: bool = False,
 ) -> RunResult:
     """Run ``tuner`` on ``target`` under ``budget`` with ``seed`` (see the module docstring).
 
     ``options`` are the tuner's KEY=VALUE options (a tuner given by name is made with them);
     ``out`` a trace path, ``"auto"`` or None (the trace stays in memory, nothing is journalled);
-    ``on_note`` hears each note as it is made. An interrupted journalled run raises RunInterrupted
+    ``on_note`` hears each note as it is made. ``tuner_charge_s``: seconds charged as the tuner's
+    time per proposal (a declared cost model: the time axis is then deterministic), None to measure
+    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). An interrupted
+    journalled run raises RunInterrupted
     (a KeyboardInterrupt) naming its journal.
     """
     name = tuner_name or (tuner if isinstance(tuner, str) else type(tuner).__name__)
     tuner_obj = make_tuner(tuner, tuple(options)) if isinstance(tuner, str) else tuner
+    if isolate:  # the registry's isolate: scheme (bat.tuner_adapters.isolated), in its own process
+        tuner_obj = make_tuner(f"isolate:{tuner if isinstance(tuner, str) else class_spec(tuner_obj)}",
+                               options=tuple(options) if isinstance(tuner, str) else object_options(tuner_obj))
     notes: list[str] = []
 
     def note(message: str) -> None:
@@ -119,7 +127,7 @@ def run_tuner(
     if checkpoint is not None:
         target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
     try:
-        result = _run(tuner_obj, target, budget, seed, name, progress)
+        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s)
     except BaseException as exc:
         if checkpoint is None:
             raise
@@ -176,7 +184,7 @@ def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence
 
 
 def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
-         progress: Callable[[float], None] | None) -> RunResult:
+         progress: Callable[[float], None] | None, tuner_charge_s: float | None = None) -> RunResult:
     """Problem -> tuner -> trace, in memory."""
     meta = {
         "tuner": name,
@@ -188,13 +196,17 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         "budget_time_s": budget.max_time_s,
         "best_known_ms": target.best_known_ms,
         "space_hash": target.space.space_hash,
+        "tuner_charge_s": tuner_charge_s,
+        "oracle": bool(tuner_obj.oracle),
     }
     recorder = TraceRecorder(target.space.names, meta)
     observers: list[Any] = [recorder]
     if progress is not None:
         observers.append(_ProgressObserver(budget, progress))
     problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
-                      facts=target.facts)
+                      facts=target.facts, tuner_charge_s=tuner_charge_s)
+    if tuner_obj.oracle:  # the answer key goes to a declared oracle only (bat.core.facts)
+        problem.answer_key = target.dataset
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     problem.start_clock()

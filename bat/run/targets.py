@@ -20,8 +20,9 @@ from bat.backends.replay import NOISE_MODES, ReplayBackend
 from bat.core.benchmark import Benchmark, ProblemSize
 from bat.core.dataset import Dataset
 from bat.core.errors import BackendError, UnknownNameError
-from bat.core.gpus import known_cuda_cores
-from bat.core.problem import Backend, TargetFacts
+from bat.core.facts import TargetFacts
+from bat.core.gpus import gpu_facts, known_cuda_cores
+from bat.core.problem import Backend
 from bat.core.space import SearchSpace
 from bat.registry import find_dataset, resolve_benchmark
 from bat.run.identity import measurement_identity
@@ -58,8 +59,8 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
     A dataset given for a Benchmark object may have been recorded on another space with the same
     parameters (a user's copy with another constraint): the Benchmark's space is used as written and
     only the recorded configurations it allows are ever asked for. ``noise``: see ReplayBackend. Its
-    facts: the dataset's GPU and its core count when the GPU is known (bat.core.gpus), the benchmark's
-    launch geometry, the dataset.
+    facts (bat.core.facts): the dataset's GPU, its public specification and core count when the GPU is
+    known (bat.core.gpus), the benchmark's launch geometry; never the dataset itself.
     """
     if dataset is None and path is not None:
         dataset = Dataset.load(path)
@@ -75,8 +76,8 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
         space = bench.space
     dataset.check_space(space, same_hash=False)
     facts = TargetFacts(gpu=dataset.meta.gpu, cuda_cores=known_cuda_cores(dataset.meta.gpu),
-                        threads=launch_threads(bench, space), dataset=dataset,
-                        measures_counters=bool(dataset.counters))
+                        threads=launch_threads(bench, space), measures_counters=bool(dataset.counters),
+                        gpu_facts=gpu_facts(dataset.meta.gpu))
     backend = ReplayBackend(dataset, noise=noise, noise_seed=noise_seed)
     return Target(dataset.meta.benchmark, dataset.meta.gpu, space, backend, best_in(dataset, space),
                   dataset, path, facts)

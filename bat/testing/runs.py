@@ -17,7 +17,15 @@ from bat.core.problem import Budget, Problem, ProblemStats
 from bat.core.space import SearchSpace
 from bat.core.trace import TraceRecorder
 from bat.core.tuner import Tuner
-from bat.testing.synthetic import FAKE_COST_S, FakeBackend, constrained_space, synthetic_facts, tiny_space, typed_space
+from bat.testing.synthetic import (
+    FAKE_COST_S,
+    FakeBackend,
+    constrained_space,
+    synthetic_dataset,
+    synthetic_facts,
+    tiny_space,
+    typed_space,
+)
 
 #: evaluations asked for in the budget checks (the synthetic space has 456 valid configurations)
 BUDGET = 15
@@ -68,6 +76,8 @@ def execute(name: str, tuner: Tuner, seed: int) -> Run:
     recorder = TraceRecorder(space.names)
     problem = Problem(space=space, backend=backend, budget=budget, observers=[recorder, _ProposalCap()],
                       facts=synthetic_facts(space))
+    if tuner.oracle:
+        problem.answer_key = synthetic_dataset(space)
     problem.start_clock()
     tuner.tune(problem, np.random.default_rng(seed))
     return Run(space, backend, problem.stats, recorder.frame())

@@ -26,7 +26,8 @@ import pandas as pd
 
 from bat.core.counters import METRICS
 from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.core.problem import EvalResult, TargetFacts
+from bat.core.facts import TargetFacts
+from bat.core.problem import EvalResult
 from bat.core.space import Constraint, Parameter, SearchSpace
 
 #: simulated seconds each fake evaluation costs
@@ -189,6 +190,9 @@ def _dataset(space: SearchSpace) -> Dataset:
 
 
 def synthetic_facts(space: SearchSpace) -> TargetFacts:
-    """The facts of a fake target: a GPU with ``FAKE_CORES`` cores, a launch geometry, its whole dataset."""
-    return TargetFacts(gpu="FAKE", cuda_cores=FAKE_CORES, threads=synthetic_threads,
-                       dataset=synthetic_dataset(space), measures_counters=True)
+    """The facts of a fake target: a GPU with ``FAKE_CORES`` cores, a launch geometry, and the closed-form
+    data as another fake GPU's (``others``); its own dataset is the answer key only an oracle gets."""
+    other = synthetic_dataset(space)
+    other.meta.gpu = "FAKE_OTHER"
+    return TargetFacts(gpu="FAKE", cuda_cores=FAKE_CORES, threads=synthetic_threads, measures_counters=True,
+                       others={"FAKE_OTHER": other})

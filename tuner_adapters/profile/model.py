@@ -116,14 +116,15 @@ def load_model_dataset(name: str) -> Dataset:
     return Dataset.load(find_dataset(bench, gpu or None).path)
 
 
-def shipped_counter_dataset(space: SearchSpace, gpu: str = "") -> Dataset | None:
+def shipped_counter_dataset(space: SearchSpace, exclude_gpu: str = "") -> Dataset | None:
     """A shipped dataset of this very space (benchmark name and space hash) with counters, else None.
 
-    The one recorded on ``gpu`` when there is one, else the first by GPU name.
+    Never the one recorded on ``exclude_gpu`` (the target's own measurements are no tuner's to read,
+    bat.core.facts); the first of the others by GPU name.
     """
     from bat.registry import dataset_entries
 
     entries = [e for e in dataset_entries() if (e.meta.benchmark, e.meta.space_hash) == (space.name, space.space_hash)
                and counter_columns(Dataset.read_columns(e.path))]
-    entries.sort(key=lambda e: e.meta.gpu != gpu)
+    entries = sorted((e for e in entries if e.meta.gpu != exclude_gpu), key=lambda e: e.meta.gpu)
     return Dataset.load(entries[0].path) if entries else None

@@ -13,24 +13,26 @@ partial dataset) the step is uniform; a backend that gives no counters at
 all is an error. When every candidate is evaluated and budget is left, the rest of
 the space is drawn uniformly.
 
-Modes: "exact" reads every candidate's counters from the replayed dataset;
-"predicted" uses a counter model fitted once (trained from
-``model_dataset``, default the replayed dataset, else a shipped dataset of
-the same space with counters, with ``model_seed``); "online" refits the
+Modes: "exact" reads every candidate's counters from the target's own
+measurements, which no real tuner has: it is an oracle (``Tuner.oracle``),
+granted the answer key (``problem.answer_key``) and shown apart in
+comparisons; "predicted" uses a counter model fitted once (trained from
+``model_dataset``, else another GPU's data with counters from
+``facts.others``, else a shipped dataset of the same space with counters
+recorded on another GPU, with ``model_seed``); "online" refits the
 model on the counters this run has measured so far (for a live GPU and a
 benchmark with no recorded counters: every live evaluation is profiled, so
 each one adds a training row; until the model has enough rows the steps
 are uniform). Every mode needs the backend to measure the profiled configuration's
 counters (``facts.measures_counters``; an error naming what is missing
-otherwise). "auto" is exact when the target replays a dataset with
-counters; predicted when ``model_dataset`` is given or a shipped dataset of
-the same space has counters; online otherwise. The mode and the scoring scope
+otherwise). "auto" is predicted when ``model_dataset`` is given or another
+GPU's shipped dataset of the same space has counters, online otherwise
+(never exact: auto is no oracle). The mode and the scoring scope
 are printed when a run starts and kept in ``last_description``.
 
 What the tuner knows of the target comes from ``problem.facts``
-(bat.core.problem.TargetFacts): the replayed dataset, whether the backend
-measures counters, the GPU's CUDA core count (the parallelism bottleneck;
-``cores=`` overrides it) and the launch geometry (thread counts).
+(bat.core.facts.TargetFacts): whether the backend measures counters, the
+GPU's CUDA core count (the parallelism bottleneck; ``cores=`` overrides it) and the launch geometry (thread counts).
 
 Cost of profiling in replay: the first run of the start configuration is
 profiled and charged as an evaluation at its recorded cost (the Coulomb
@@ -87,6 +89,11 @@ class ProfileSearch(Tuner):
     summary: ClassVar[str] = "profile-guided search: bottleneck analysis of counters steers a weighted random step"
     needs_counters: ClassVar[bool] = True
 
+    @property  # type: ignore[override]
+    def oracle(self) -> bool:
+        """Exact mode reads counters of configurations it never evaluated: an oracle."""
+        return self.mode == "exact"
+
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
@@ -113,34 +120,35 @@ class ProfileSearch(Tuner):
         from bat.tuner_adapters.profile.model import load_model_dataset, shipped_counter_dataset
 
         facts, space = problem.facts, problem.space
-        replayed = facts.dataset
         scoring = {"score_limit": self.score_limit, "sample_size": self.sample_size}
         if not facts.measures_counters:
-            what = (f"the replayed dataset {replayed.name} has no counter columns" if replayed is not None
-                    else f"backend {problem.backend.name!r} measures no counters")
-            raise TunerError(f"the profile tuner needs the counters of each profiled configuration: {what} "
+            raise TunerError(f"the profile tuner needs the counters of each profiled configuration: backend "
+                             f"{problem.backend_name!r} measures no counters "
                              "(replay a dataset with counters, or run live, which profiles with ncu)")
-        exact = replayed if replayed is not None and replayed.counters else None
+        if self.mode == "exact":
+            exact = problem.answer_key
+            if exact is None or not exact.counters:
+                raise TunerError(f"exact counters need the target's measurements with counters (an oracle's "
+                                 f"answer key); backend {problem.backend_name!r} has none "
+                                 "(use mode='predicted' or 'online')")
+            return ExactSource(exact, space, facts.threads)
         model_data: Dataset | None = None
         if self.model_dataset is not None:
             model_data = load_model_dataset(self.model_dataset)
-        elif exact is not None:
-            model_data = exact
         elif self.mode in ("auto", "predicted"):
-            model_data = shipped_counter_dataset(space, facts.gpu)
+            given = [d for _, d in sorted(facts.others.items()) if d.counters]  # other GPUs' data, entitled
+            model_data = given[0] if given else shipped_counter_dataset(space, exclude_gpu=facts.gpu)
         mode = self.mode
         if mode == "auto":
-            mode = "exact" if exact is not None else "predicted" if model_data is not None else "online"
-        if mode == "exact":
-            if exact is None:
-                raise TunerError(f"exact counters need a replayed dataset with counters; backend "
-                                 f"{problem.backend.name!r} replays none (use mode='predicted' or 'online')")
-            return ExactSource(exact, space, facts.threads)
+            mode = "predicted" if model_data is not None else "online"
         if mode == "online":
             return OnlineSource(space, facts.threads, seed=self.model_seed, **scoring)
         if model_data is None:
             raise TunerError(f"predicted counters need a dataset with counters: no shipped dataset of {space.name} "
                              "has any; give model_dataset ('benchmark/gpu' or a .parquet path)")
+        if (model_data.meta.gpu, model_data.meta.space_hash) == (facts.gpu, space.space_hash) and facts.gpu:
+            raise TunerError(f"dataset {model_data.name} holds the target's own measurements, which only an "
+                             "oracle may read (mode='exact'); give another GPU's data as model_dataset")
         if not model_data.counters:
             raise TunerError(f"dataset {model_data.name} has no counter columns; the counter model needs counters")
         return PredictedSource(self._model(model_data, problem), space, facts.threads, **scoring)
@@ -206,7 +214,7 @@ class ProfileSearch(Tuner):
             return np.ones(int(fresh.sum()))
         measured = {short: result.extra[m] for short, m in METRICS.items() if m in result.extra}
         if result.ok and not measured:
-            raise TunerError(f"backend {problem.backend.name!r} returned no counters for the profiled "
+            raise TunerError(f"backend {problem.backend_name!r} returned no counters for the profiled "
                              "configuration; the profile tuner needs counters (a dataset with counter "
                              "columns, or a live backend that collects them)")
         if not result.ok or len(measured) < len(METRICS) or not source.ready:
