@@ -20,7 +20,7 @@ OUR_COUNTS = {"nbody": 3136, "hotspot": 410523, "expdist": 287280, "dedispersion
 
 def test_registry_lists_the_seven():
     assert set(CARDINALITY) <= set(benchmark_names())
-    with pytest.raises(UnknownNameError, match="unknown benchmark 'gemmm'; valid: convolution"):
+    with pytest.raises(UnknownNameError, match=r"unknown benchmark 'gemmm'; did you mean 'gemm'\?; valid: convolution"):
         load_benchmark("gemmm")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import bat.analysis.compare.plots as compare_plots
+import bat.analysis.compare.score_plots as score_plots
 import bat.analysis.plots as plots
 from bat.cli import EXIT_OK, main
 
@@ -69,7 +70,10 @@ def caught(monkeypatch) -> dict[str, object]:
         return real(fig, path, **kwargs)
 
     monkeypatch.setattr(plots, "save_figure", save)
-    monkeypatch.setattr(compare_plots, "save_figure", save)
+    # every module that took save_figure by name is patched, and imported before (a module first imported
+    # under the patch would keep the checking copy for the rest of the process)
+    for module in (compare_plots, score_plots):
+        monkeypatch.setattr(module, "save_figure", save)
     return figures
 
 

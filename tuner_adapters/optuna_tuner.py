@@ -44,7 +44,6 @@ class OptunaTuner(Tuner):
     sampler: str = "tpe"
     n_startup_trials: int = 10
     n_ei_candidates: int = 24
-    multivariate: bool = False
     max_stall: int = 50
     fallbacks: int = field(default=0, init=False)
     summary = "Optuna ask/tell with a sampler (TPE by default)"
@@ -58,8 +57,7 @@ class OptunaTuner(Tuner):
         startup = HyperParam("n_startup_trials", "int", 10, 1, 100, log=True, doc="random trials before the model")
         if sampler == "tpe":
             return (startup, HyperParam("n_ei_candidates", "int", 24, 4, 256, log=True,
-                                        doc="candidates scored by expected improvement per trial"),
-                    HyperParam("multivariate", "bool", False, doc="a joint density over the parameters"), stall)
+                                        doc="candidates scored by expected improvement per trial"), stall)
         return (startup, stall) if sampler in ("gp", "cmaes") else (stall,)
 
     @property
@@ -77,8 +75,9 @@ class OptunaTuner(Tuner):
     def _make_sampler(self, optuna: Any, seed: int) -> Any:
         s = optuna.samplers
         if self.sampler == "tpe":
+            # Optuna's own multivariate default (None in 5.0) is kept: it is not a declared option
             return s.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials,
-                                n_ei_candidates=self.n_ei_candidates, multivariate=self.multivariate)
+                                n_ei_candidates=self.n_ei_candidates)
         if self.sampler == "random":
             return s.RandomSampler(seed=seed)
         if self.sampler == "gp":
