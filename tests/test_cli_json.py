@@ -135,7 +135,7 @@ def test_inspect_and_serve(capsys):
 
 def test_hypertune(tmp_path, capsys):
     args = ["hypertune", "-t", "reference:genetic", "--params", "population", "--settings", "2", "--budget", "10",
-            "-r", "1", "--final-repeats", "2", "--train", "pnpoly_RTX_3090,pnpoly_RTX_2080_Ti",
+            "-r", "2", "--final-repeats", "2", "--train", "pnpoly_RTX_3090,pnpoly_RTX_2080_Ti",
             "--heldout", "pnpoly_RTX_Titan", "--no-report", "-o", str(tmp_path / "ht")]
     doc = document(args, capsys)
     assert doc["units_run"] > 0 and (tmp_path / "ht" / "best-options.json").is_file()

@@ -63,6 +63,7 @@ def test_list_reads_dataset_footers_and_loads_no_tuner_or_table_library() -> Non
     ours, other = imported(["list"])
     # pyarrow reads the Parquet footers of results/ (it brings cloudpickle)
     assert other - CLI_LIBRARIES == {"numpy", "pyarrow", "cloudpickle"}
-    # the catalogue of tuner families, and the class of each tuner scheme (exec:...) for its one-line summary
+    # the catalogue of tuner families, and the class of each tuner scheme (exec:..., isolate:...) for its summary
     assert {m for m in ours if m.startswith("bat.tuner_adapters")} == {
-        "bat.tuner_adapters", "bat.tuner_adapters.catalogue", "bat.tuner_adapters.external"}
+        "bat.tuner_adapters", "bat.tuner_adapters.catalogue", "bat.tuner_adapters.external",
+        "bat.tuner_adapters.isolated", "bat.tuner_adapters.sandbox"}
