@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import analysis.compare.store as store_module
+import bat.analysis.compare.store as store_module
 from bat.analysis.compare.store import FILE_NAME, RunStore
 
 

@@ -25,10 +25,11 @@ text, the throttled log line) is the few functions below.
 from __future__ import annotations
 
 import json
+import re
 import string
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -93,12 +94,44 @@ class Markup(str):
 
 
 class _Escaping(string.Formatter):
-    """str.format where each value is formatted, then made one line and escaped (the template is not)."""
+    """str.format where each value is formatted, then made one line and escaped (the template is not).
 
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if isinstance(value, Markup):
-            return str(value)
-        return escape(one_line(format(value, format_spec)))
+    rich shows backslashes as written except right before a tag, where it halves them (an odd one
+    escapes the tag): a value's trailing backslashes are doubled only when the template goes on with a
+    tag of the code's own, so that they show as written in either place.
+    """
+
+    def vformat(self, format_string: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+        out: list[str] = []
+        auto = 0
+        for literal, field_name, spec, conversion in self.parse(format_string):
+            if literal:
+                if out and _TAG.match(literal):  # rich halves the backslashes right before a tag
+                    out[-1] += "\\" * (len(out[-1]) - len(out[-1].rstrip("\\")))
+                out.append(literal)
+            if field_name is None:
+                continue
+            if field_name == "":
+                field_name, auto = str(auto), auto + 1
+            value, _ = self.get_field(field_name, args, kwargs)
+            value = self.convert_field(value, conversion)
+            out.append(str(value) if isinstance(value, Markup) else
+                       _escape_tags(one_line(format(value, self.vformat(spec or "", args, kwargs)))))
+        return "".join(out)
+
+
+def _escape_tags(text: str) -> str:
+    """``text`` as rich shows it literally: rich halves the backslashes right before any ``[`` and reads
+    ``[a-z#/@...]`` as a tag, so each run of backslashes before ``[`` is doubled and a tag escaped."""
+    def one(m: re.Match[str]) -> str:
+        run = m.group(1) * 2
+        return run + ("\\[" if _TAG.match(text, m.end(1)) else "[")
+
+    return re.sub(r"(\\*)\[", one, text)
+
+
+#: what rich reads as a tag
+_TAG = re.compile(r"\[[a-z#/@][^[]*?]")
 
 
 _formatter = _Escaping()
