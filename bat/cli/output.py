@@ -121,11 +121,14 @@ class _Escaping(string.Formatter):
 
 
 def _escape_tags(text: str) -> str:
-    """``text`` as rich shows it literally: rich halves the backslashes right before any ``[`` and reads
-    ``[a-z#/@...]`` as a tag, so each run of backslashes before ``[`` is doubled and a tag escaped."""
+    """``text`` as rich shows it literally. rich halves the backslashes right before what reads as a tag
+    (``[a-z#/@...]``; an odd one escapes it) and drops one backslash before any other ``[``: k backslashes
+    before a tag become 2k + 1, before another bracket k + 1."""
     def one(m: re.Match[str]) -> str:
-        run = m.group(1) * 2
-        return run + ("\\[" if _TAG.match(text, m.end(1)) else "[")
+        k = len(m.group(1))
+        if _TAG.match(text, m.end(1)):
+            return "\\" * (2 * k + 1) + "["
+        return "\\" * (k + 1 if k else 0) + "["
 
     return re.sub(r"(\\*)\[", one, text)
 
