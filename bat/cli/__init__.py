@@ -115,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     output.configure(json_output=json_output, quiet=quiet, command=_command_name(args))
     if json_output and output.mode.command == "serve":  # its stdout is the protocol's: not even an error there
         return _fail("bat serve speaks the protocol on stdout: --json is not available there", EXIT_USAGE, debug)
-    code = _run(args, debug)
-    output.emit(code, output.mode.error if code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED) else None)
+    try:
+        code = _run(args, debug)
+        output.emit(code, output.mode.error if code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED) else None)
+    finally:  # the mode is this command line's: whatever runs next in this process prints normally
+        output.configure(json_output=False, quiet=False, command="")
     return code
 
 
