@@ -23,51 +23,30 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bat.benchmarks.convolution.runner import correlate_rows
-from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, sample_indices
+from bat.benchmarks.convolution.runner import FILTER, FULL_LIMIT, SAMPLED, ConvolutionRunner, correlate_rows
+from bat.core.kernel import Launch, rng_for, sample_indices
 
-FILTER = 15  # the space's filter_width / filter_height (one value each)
 CONSTANT_FLOATS = 33 * 33  # the kernel's __constant__ float d_filter[33*33]
-FULL_LIMIT = 512
-SAMPLED = 128
 
 
-class ConvolutionMiloRunner(KernelRunner):
-    """A 15 x 15 filter over an image_height x image_width output (the hub's kernel)."""
+class ConvolutionMiloRunner(ConvolutionRunner):
+    """A 15 x 15 filter over an image_height x image_width output (the hub's kernel).
+
+    What differs from our convolution: the filter is also passed as an argument, and ``d_filter``
+    holds it in the first 225 of its 33 x 33 floats; outputs, tolerance, check and cost are the same.
+    """
 
     benchmark = "convolution_milo"
-    kernel_names = ("convolution_kernel",)
 
     def make_inputs(self, size: Mapping[str, int], seed: int) -> dict[str, np.ndarray]:
-        rng = rng_for(seed)
-        h, w = size["image_height"], size["image_width"]
-        image = rng.uniform(0.0, 1.0, (h + FILTER - 1, w + FILTER - 1)).astype("<f4")
-        filt = rng.uniform(0.0, 1.0, (FILTER, FILTER))
-        filt = (filt / filt.sum()).astype("<f4")
+        inputs = super().make_inputs(size, seed)
         constant = np.zeros(CONSTANT_FLOATS, "<f4")
-        constant[: FILTER * FILTER] = filt.ravel()
-        return {
-            "input": image,
-            "filter": filt,
-            "d_filter": constant,
-            "output": np.zeros((h, w), "<f4"),
-        }
-
-    def macros(self, config: Mapping[str, object], size: Mapping[str, int]) -> dict[str, object]:
-        return {**config, "image_width": size["image_width"], "image_height": size["image_height"]}
+        constant[: FILTER * FILTER] = inputs["d_filter"].ravel()
+        return {**inputs, "filter": inputs["d_filter"], "d_filter": constant}
 
     def launches(self, config: Mapping[str, object], size: Mapping[str, int]) -> list[Launch]:
         grid, block = self.geometry(config, size)
         return [Launch("convolution_kernel", grid, block, ("output", "input", "filter"))]
-
-    def output_names(self) -> list[str]:
-        return ["output"]
-
-    def symbol_names(self) -> list[str]:
-        return ["d_filter"]
-
-    def tolerance(self, name: str, size: Mapping[str, int]) -> tuple[float, float]:
-        return 1e-5, 1e-5
 
     def reference(self, inputs: Mapping[str, np.ndarray], size: Mapping[str, int]) -> dict:
         h = size["image_height"]
@@ -75,21 +54,8 @@ class ConvolutionMiloRunner(KernelRunner):
         filt = inputs["d_filter"][: FILTER * FILTER].reshape(FILTER, FILTER)
         return {"rows": rows, "output": correlate_rows(inputs["input"], filt, rows)}
 
-    def verify(self, outputs: Mapping[str, np.ndarray], reference: Mapping) -> CheckResult:
-        got = outputs["output"][reference["rows"]]
-        rtol, atol = self.tolerance("output", {})
-        return compare("output", got, reference["output"], rtol=rtol, atol=atol)
-
     def input_recipe(self, size: Mapping[str, int], seed: int) -> dict:
-        return {
-            "size": dict(size),
-            "seed": seed,
-            "generator": "numpy PCG64",
-            "distribution": f"input uniform [0, 1) of (image_height + {FILTER - 1}) x "
-            f"(image_width + {FILTER - 1}), then a {FILTER} x {FILTER} filter uniform [0, 1) "
-            f"divided by its sum (float64 draws, stored float32), in the first {FILTER * FILTER} "
-            f"of the {CONSTANT_FLOATS} floats of d_filter",
-        }
-
-    def flops(self, size: Mapping[str, int]) -> float:
-        return 2.0 * size["image_width"] * size["image_height"] * FILTER * FILTER
+        recipe = super().input_recipe(size, seed)
+        recipe["distribution"] += (f", in the first {FILTER * FILTER} of the {CONSTANT_FLOATS} floats of d_filter "
+                                   "and as the argument filter")
+        return recipe
