@@ -109,6 +109,7 @@ class RunSpec:
     noise: str = "none"
     tuner_charge_s: float | None = None  # declared tuner time per proposal (None: measured)
     isolate: bool = False  # the tuner runs in its own sandboxed process (bat.run.isolation)
+    prior: tuple[str, ...] = ()  # GPUs whose data of the same space the tuner gets (facts.others; transfer)
 
     @property
     def max_budget(self) -> int:
@@ -118,8 +119,8 @@ class RunSpec:
     def run_id(self) -> str:
         """Stable identity: the same definition gives the same id, in any campaign.
 
-        ``dataset``, ``noise``, the tuner's ``options``, ``tuner_charge_s`` and ``isolate`` enter the key only
-        when they are not their defaults, so runs stored before those options existed keep their ids.
+        ``dataset``, ``noise``, the tuner's ``options``, ``tuner_charge_s``, ``isolate`` and ``prior`` enter the key
+        only when they are not their defaults, so runs stored before those options existed keep their ids.
         """
         fields = asdict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
@@ -128,7 +129,7 @@ class RunSpec:
             del fields["noise"]
         if not fields["tuner"]["options"]:  # runs of a tuner at its defaults keep their ids
             del fields["tuner"]["options"]
-        for name in ("tuner_charge_s", "isolate"):
+        for name in ("tuner_charge_s", "isolate", "prior"):
             if not fields[name]:
                 del fields[name]
         key = json.dumps(fields, sort_keys=True)
@@ -151,6 +152,9 @@ class Campaign:
     noise: str = "none"  # replay: objective drawn from the recorded repeats (bat.backends.replay)
     tuner_charge_s: float | None = None  # seconds charged per proposal as tuner time (deterministic time axis)
     isolate: bool = False  # each tuner in its own sandboxed process (bat.run.isolation)
+    #: the transfer study's prior of each target: "" none, "all-others" (every other GPU with data of its
+    #: space) or "vendor:NAME" (the other GPUs of that vendor only)
+    prior: str = ""
 
     def __post_init__(self) -> None:
         if not self.tuners:
@@ -179,6 +183,8 @@ class Campaign:
             raise CampaignError(f"--noise must be one of {', '.join(NOISE_MODES)}, got {self.noise!r}")
         if self.noise != "none" and self.backend != "replay":
             raise CampaignError(f"--noise {self.noise} needs the replay backend, not {self.backend}")
+        if self.prior and self.prior != "all-others" and not self.prior.startswith("vendor:"):
+            raise CampaignError(f"prior must be all-others or vendor:NAME, got {self.prior!r}")
         object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
         if len(set(self.targets)) != len(self.targets):
             raise CampaignError(f"a target appears twice: {[f'{b}/{g}' for b, g in self.targets]}")
@@ -186,6 +192,12 @@ class Campaign:
     def dataset_for(self, benchmark: str, gpu: str) -> str:
         """The dataset file chosen for a target ("" when it is looked up by name and GPU)."""
         return next((f for b, g, f in self.datasets if (b, g) == (benchmark, gpu)), "")
+
+    def prior_for(self, benchmark: str, gpu: str) -> tuple[str, ...]:
+        """The GPUs whose data of the target's space its runs get as their prior (none without ``prior``)."""
+        if not self.prior:
+            return ()
+        return _prior_gpus(benchmark, gpu, self.prior.removeprefix("vendor:") if self.prior != "all-others" else "")
 
     def run_seed(self, label: str, benchmark: str, gpu: str, repeat: int) -> int:
         """The seed of one repeat (derivation in the module docstring)."""
@@ -203,7 +215,8 @@ class Campaign:
                     seed = self.run_seed(t.label, bench, gpu, r)
                     out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
                                        self.dataset_for(bench, gpu), noise=self.noise,
-                                       tuner_charge_s=self.tuner_charge_s, isolate=self.isolate) for g in groups)
+                                       tuner_charge_s=self.tuner_charge_s, isolate=self.isolate,
+                                       prior=self.prior_for(bench, gpu)) for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
 
     def budget_policy(self) -> dict[str, str]:
@@ -227,12 +240,21 @@ class Campaign:
             "noise": self.noise,
             "tuner_charge_s": self.tuner_charge_s,
             "isolate": self.isolate,
+            "prior": self.prior,
             "notes": list(self.notes),
             "datasets": [list(d) for d in self.datasets],
             "budget_policy": self.budget_policy(),
             "seed_derivation": "SeedSequence([seed, repeat, *first four little-endian uint32 words of "
                                "sha256('label|benchmark|gpu')]).generate_state(1)[0]",
         }
+
+
+@functools.cache
+def _prior_gpus(benchmark: str, gpu: str, vendor: str) -> tuple[str, ...]:
+    from bat.registry import resolve_benchmark
+    from bat.run.targets import prior_gpus
+
+    return prior_gpus(resolve_benchmark(benchmark).space.space_hash, gpu, vendor)
 
 
 def resolve_targets(benchmarks: list[str] | None, gpus: list[str] | None) -> tuple[tuple[str, str], ...]:

@@ -56,21 +56,29 @@ from bat.core.errors import MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
 from bat.run.driver import run_tuner
-from bat.run.targets import Target, TargetRequest, make_target, replay_target
+from bat.run.targets import Target, TargetRequest, make_target, replay_target, with_prior
 
 #: estimated cost of one evaluation of a slow tuner (a model fit per step) against a quick one's
 SLOW_WEIGHT = 50
 #: chunks planned per worker: enough to keep every worker busy to the end
 CHUNKS_PER_WORKER = 8
 
-_TARGETS: dict[tuple[str, str, str, str], Target] = {}
+_TARGETS: dict[tuple[str, str, str, str, tuple[str, ...]], Target] = {}
 
 
-def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "") -> Target:
-    """The target of (benchmark, GPU), or of the dataset file chosen for it, loaded once per process."""
-    key = (benchmark, gpu, backend, dataset)
+def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "",
+                prior: tuple[str, ...] = ()) -> Target:
+    """The target of (benchmark, GPU), or of the dataset file chosen for it, loaded once per process.
+
+    ``prior``: GPUs whose data of the same space the tuner gets (``TargetFacts.others``); each of their
+    datasets is the one their own targets replay, so it is loaded once per process too.
+    """
+    key = (benchmark, gpu, backend, dataset, prior)
     if key not in _TARGETS:
-        if dataset:
+        if prior:
+            others = {g: load_target(benchmark, g).dataset for g in prior}
+            _TARGETS[key] = with_prior(load_target(benchmark, gpu, backend, dataset), others)
+        elif dataset:
             _TARGETS[key] = replay_target(benchmark, gpu, path=Path(dataset))
         elif backend == "replay":
             _TARGETS[key] = replay_target(benchmark, gpu)
@@ -81,7 +89,7 @@ def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str 
 
 def execute_run(spec: RunSpec) -> RunRecord:
     """Run ``spec`` and summarise it per budget (see the module docstring)."""
-    target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset)
+    target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset, spec.prior)
     if spec.noise != "none":  # this run's own noise draws, seeded by the run's seed
         target = replace(target, backend=target.backend.with_noise(spec.noise, spec.seed))
     start, cpu = time.perf_counter(), time.process_time()
@@ -191,8 +199,8 @@ def plan_chunks(specs: list[RunSpec], workers: int) -> list[list[RunSpec]]:
     return chunks
 
 
-def _target_of(spec: RunSpec) -> tuple[str, str, str, str]:
-    return spec.benchmark, spec.gpu, spec.backend, spec.dataset
+def _target_of(spec: RunSpec) -> tuple[str, str, str, str, tuple[str, ...]]:
+    return spec.benchmark, spec.gpu, spec.backend, spec.dataset, spec.prior
 
 
 def run_campaign(
@@ -204,8 +212,22 @@ def run_campaign(
     progress: Callable[[int, int], None] | None = None,
 ) -> CampaignRun:
     """Run every run of ``campaign`` not yet stored under ``out``; return all of them."""
+    return run_specs(campaign.runs(), out, live=campaign.backend == "live", workers=workers, scheduler=scheduler,
+                     progress=progress)
+
+
+def run_specs(
+    specs: list[RunSpec],
+    out: str | Path,
+    *,
+    live: bool = False,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> CampaignRun:
+    """Run every run of ``specs`` not yet stored under ``out`` (``live``: in this process, one at a time);
+    return all of them. What ``run_campaign`` does for one campaign, for runs of several (a study)."""
     start = time.perf_counter()
-    specs = campaign.runs()
     fresh: dict[str, RunRecord] = {}
     with RunStore(out) as store:
         done = store.done_ids()
@@ -213,7 +235,7 @@ def run_campaign(
         total, finished = len(specs), len(specs) - len(todo)
         if progress:
             progress(finished, total)
-        serial = campaign.backend == "live" or (workers <= 1 and scheduler is None)
+        serial = live or (workers <= 1 and scheduler is None)
         if serial:
             for spec in todo:
                 record = execute_run(spec)

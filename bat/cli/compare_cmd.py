@@ -47,7 +47,8 @@ def compare(
                                                   "default GPU)."),
     budgets: str = typer.Option(None, "--budgets", help="Comma-separated evaluation budgets "
                                                         "(default 25,50,100,200,400)."),
-    repeats: int = typer.Option(10, "--repeats", "-r", min=1, help="Runs per cell, each with its own seed."),
+    repeats: int = typer.Option(None, "--repeats", "-r", min=1, help="Runs per cell, each with its own seed "
+                                                                      "(default 10; --study transfer: 20)."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Campaign seed (run seeds derive from it)."),
     out: Path = typer.Option(Path("compare-out"), "--out", "-o",
                              help="Output folder; finished runs (OUT/runs.sqlite) are reused on a rerun."),
@@ -63,6 +64,9 @@ def compare(
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786): run "
                                                             "there instead of locally."),
     preset: str = typer.Option(None, "--preset", help="A campaign design: sample-size-study."),
+    study: str = typer.Option(None, "--study", help="A study instead of a campaign: transfer (each GPU held out "
+                                                    "in turn, the others' data as the tuner's prior; "
+                                                    "docs/compare.md)."),
     remeasure: int = typer.Option(None, "--remeasure", min=0,
                                   help="Re-measure each final configuration this many times (default 0; "
                                        "the preset: 10)."),
@@ -96,6 +100,16 @@ def compare(
     except ValueError as exc:
         raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
     bench_list = _split(benchmarks, "--benchmarks")
+    if study is not None:
+        _transfer(study, tuners=_split(tuners, "--tuners"), benchmarks=bench_list, budgets=budget_list,
+                  repeats=repeats, seed=seed, out=out, workers=workers, scheduler=scheduler, plots=plots,
+                  formats=formats, tuner_charge=tuner_charge, isolate=isolate,
+                  others={"--dataset": datasets, "--gpus": gpus, "--baseline": baseline, "--preset": preset,
+                          "--remeasure": remeasure, "--tuner-options": tuner_options or None,
+                          "--noise": None if noise == "none" else noise, "--oracles": oracles or None,
+                          "--backend": None if backend == "replay" else backend})
+        return
+    repeats = repeats or 10
     campaign = plan_campaign(tuners=_split(tuners, "--tuners"), benchmarks=None if bench_list == ["all"] else
                              bench_list, datasets=_split(datasets, "--datasets"), gpus=_split(gpus, "--gpus"),
                              budgets=budget_list, repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
@@ -179,6 +193,59 @@ def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str]
             say("[red]regressed[/]: {} on {}/{} at {} (median {:.3f} vs {:.3f}, CLES {:.2f}, p {:.2g})", r["label"],
                 r["benchmark"], r["gpu"], r["budget"], r["median"], r["median_baseline"], r["cles_better"],
                 r["p_holm"])
+
+
+def _transfer(study: str, *, tuners: list[str] | None, benchmarks: list[str] | None, budgets: list[int],
+              repeats: int | None, seed: int, out: Path, workers: int, scheduler: str | None, plots: bool,
+              formats: str, tuner_charge: float | None, isolate: bool, others: dict[str, object]) -> None:
+    """``bat compare --study transfer``: plan, run (or resume) and report the transfer study."""
+    from bat.analysis.compare.transfer import plan_transfer, run_transfer, split_name
+    from bat.analysis.compare.transfer_report import write_outputs
+    from bat.analysis.plots import figure_formats
+    from bat.cli.analyze_cmd import figure_format_list
+    from bat.core.atomic import check_output_folder
+    from bat.core.errors import BatError
+    from bat.core.locking import FolderLock
+
+    if study != "transfer":
+        raise BatError(f"--study {study!r}: the one study is transfer")
+    if given := [name for name, value in others.items() if value is not None]:
+        raise BatError(f"--study transfer: {', '.join(given)} cannot be used with it (it chooses its targets and "
+                       "their priors, on replayed data)")
+    if len(budgets) > 1:
+        raise BatError(f"--budgets {','.join(map(str, budgets))}: the transfer study takes one budget")
+    plan = plan_transfer(tuners=tuners, benchmarks=benchmarks, budget=budgets[0] if budgets else None,
+                         repeats=repeats, seed=seed, tuner_charge_s=tuner_charge, isolate=isolate)
+    if scheduler:
+        _check_scheduler(scheduler)
+    chosen = figure_format_list(formats)
+    out = check_output_folder(out, what="--out")
+    with FolderLock(out, "--out"), progress("runs") as moved, figure_formats(chosen):
+        done, result = run_transfer(plan, out, workers=workers, scheduler=scheduler,
+                                    progress=lambda k, n: moved(k, n))
+        paths = write_outputs(out, result, done.records, plots=plots)
+    say("{} runs executed, {} reused from {} ({:.1f} s)", done.executed, done.reused, out / "runs.sqlite",
+        done.wall_s)
+    say("transfer study: {}", "; ".join(f"{split_name(c.prior)}: {len(c.targets)} targets" for c in plan.splits))
+    say("report: {}; numbers: {}", paths["summary"], paths["json"])
+    summary = result.summary()
+    scores = {}
+    for label, e in summary.items():
+        m = e.get("methodology_evaluations") or {"score": None}
+        scores[label] = {"score": m["score"], **{k: e[k] for k in ("methodology_evaluations", "methodology_time")
+                                                 if k in e}}
+        say("  {}: mean median evaluations to 1.10 {}, to 1.05 {} (all other GPUs as the prior; >{} censored)",
+            label, _mean(e["mean_median_to_1.10"]), _mean(e["mean_median_to_1.05"]), plan.budget)
+    document({"executed": done.executed, "reused": done.reused, "wall_s": done.wall_s,
+              "outputs": {k: str(v) for k, v in paths.items()}, "data_flags": [], "scores": scores, "gate": None,
+              "transfer": {"budget": plan.budget, "splits": [c.prior for c in plan.splits], "summary": summary,
+                           "rows": [{k: r[k] for k in ("split", "benchmark", "gpu", "label", "goal", "median",
+                                                       "ci_low", "ci_high", "censored", "runs",
+                                                       "random_exact_median", "gain")} for r in result.rows]}})
+
+
+def _mean(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
 
 
 def _check_scheduler(address: str) -> None:

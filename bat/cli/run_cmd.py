@@ -57,6 +57,9 @@ def run(
     tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
                                        help="Charge this many seconds of tuner time per proposal (a declared "
                                             "cost model: a deterministic time axis) instead of measuring it."),
+    prior: str = typer.Option(None, "--prior",
+                              help="Give the tuner other GPUs' measured data of the same space (problem.facts."
+                                   "others): comma-separated GPU ids or dataset files/ids, or all-others."),
     tuner_args: list[str] = typer.Argument(None, metavar="[-- PROGRAM_ARGS]",
                                            help="After --, arguments for an exec:PROGRAM tuner."),
 ) -> None:
@@ -65,7 +68,7 @@ def run(
     from bat.core.problem import Budget
     from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.run.driver import AUTO, run_tuner
-    from bat.run.targets import TargetRequest, make_target
+    from bat.run.targets import TargetRequest, load_prior, make_target, with_prior
 
     if benchmark is None and dataset is None:
         raise BatError("bat run: give --benchmark NAME|FILE or --dataset FILE|ID")
@@ -87,6 +90,12 @@ def run(
                             noise_seed=seed)
     target, how = make_target(benchmark, backend=backend, request=request)
     try:
+        if prior:
+            refs = [p.strip() for p in prior.split(",")]
+            if not all(refs):
+                raise BatError(f"--prior {prior!r}: an empty item; give comma-separated GPUs or datasets")
+            target = with_prior(target, load_prior(target, refs))
+            say("prior: measured data of {}", ", ".join(target.facts.others))
         origin = f" (dataset {shown_path(target.dataset_path)})" if target.dataset_path else ""
         say("[bold]{}[/]: {}{}", how, target.backend.describe(), origin)
         b = Budget(max_evals=None if time_budget else budget, max_time_s=time_budget)

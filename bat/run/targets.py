@@ -10,8 +10,8 @@ of this choice; this module depends on them, never the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from bat.backends.emulated import CORRECTNESS_ONLY
 from bat.backends.replay import NOISE_MODES, ReplayBackend
 from bat.core.benchmark import Benchmark, ProblemSize
 from bat.core.dataset import Dataset
-from bat.core.errors import BackendError, UnknownNameError
+from bat.core.errors import BackendError, SpaceMismatchError, UnknownNameError
 from bat.core.facts import TargetFacts
 from bat.core.gpus import gpu_facts, known_cuda_cores
 from bat.core.problem import Backend
@@ -81,6 +81,58 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
     backend = ReplayBackend(dataset, noise=noise, noise_seed=noise_seed)
     return Target(dataset.meta.benchmark, dataset.meta.gpu, space, backend, best_in(dataset, space),
                   dataset, path, facts)
+
+
+#: a prior made of every other GPU with data of the target's space
+ALL_OTHERS = "all-others"
+
+
+def with_prior(target: Target, prior: Mapping[str, Dataset]) -> Target:
+    """``target`` whose facts carry ``prior``: other GPUs' measured data of its space, by GPU id.
+
+    A dataset recorded on another space than the target's is refused (its configurations would not be
+    the target's); so is the target's own GPU (``TargetFacts`` refuses it). Nothing else changes: the
+    tuner still never sees the target's data.
+    """
+    mine = target.space.space_hash
+    for gpu, data in prior.items():
+        if data.meta.space_hash != mine:
+            raise SpaceMismatchError(f"prior {gpu}: its dataset of {data.meta.benchmark} was recorded on space "
+                                     f"{data.meta.space_hash[:12]}, the target's space ({target.benchmark}) is "
+                                     f"{mine[:12]}; a prior must share the target's space")
+    return replace(target, facts=replace(target.facts, others=dict(prior)))
+
+
+def prior_gpus(space_hash: str, gpu: str, vendor: str = "") -> tuple[str, ...]:
+    """Every GPU but ``gpu`` with a dataset recorded on the space ``space_hash``, of ``vendor`` when given."""
+    from bat.core.gpus import gpu_vendor
+    from bat.registry import dataset_entries
+
+    gpus = {e.meta.gpu for e in dataset_entries() if e.meta.space_hash == space_hash} - {gpu}
+    return tuple(sorted(g for g in gpus if not vendor or gpu_vendor(g).upper() == vendor.upper()))
+
+
+def load_prior(target: Target, refs: Sequence[str]) -> dict[str, Dataset]:
+    """The datasets ``bat run --prior`` names: ``all-others``, or GPU ids (their data recorded on the target's
+    space) and dataset files or ids, each checked by ``with_prior``."""
+    from bat.registry import dataset_entries, resolve_dataset
+
+    h = target.space.space_hash
+    if list(refs) == [ALL_OTHERS]:
+        refs = prior_gpus(h, target.gpu)
+        if not refs:
+            raise BackendError(f"--prior {ALL_OTHERS}: no other GPU has data of the space of {target.benchmark}")
+    out: dict[str, Dataset] = {}
+    every = dataset_entries()
+    for ref in refs:
+        mine = [e for e in every if e.meta.gpu == ref and e.meta.space_hash == h]
+        named = [e for e in every if e.meta.gpu == ref and e.meta.benchmark == target.benchmark]
+        if not mine and not named and any(e.meta.gpu == ref for e in every):
+            raise BackendError(f"--prior {ref}: GPU {ref} has no data of {target.benchmark} (space {h[:12]})")
+        entry = (mine or named)[0] if mine or named else resolve_dataset(ref)  # else a dataset file or id
+        data = Dataset.load(entry.path)
+        out[data.meta.gpu] = data
+    return out
 
 
 def best_in(dataset: Dataset, space: SearchSpace) -> float | None:
