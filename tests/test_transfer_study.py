@@ -123,3 +123,19 @@ def test_a_prior_of_another_space_is_refused(tmp_path, capsys):
     assert main(["run", "-t", "transfer_tuners:NeedsPrior", "-b", "convolution_milo", "--gpu", "A100",
                  "--prior", "A4000,MI250X", "-n", "3", "-o", str(out)]) == 0
     assert "prior: measured data of A4000, MI250X" in capsys.readouterr().out
+
+
+def test_the_study_runs_on_dask_unchanged(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'scale' group) is missing")
+    from bat.analysis.compare.transfer import run_transfer
+
+    plan = plan_transfer(tuners=[TUNER, "reference:random"], benchmarks=["convolution_milo"], budget=5, repeats=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        done, on_dask = run_transfer(plan, tmp_path / "dask", scheduler=cluster.scheduler_address)
+    local_done, local = run_transfer(plan, tmp_path / "local")
+    assert done.executed == local_done.executed == 5 + 10
+    def numbers(rows):  # the time axis holds the measured tuner time, which no two runs share
+        return [{k: v for k, v in r.items() if k != "methodology_time"} for r in rows]
+
+    assert numbers(on_dask.rows) == numbers(local.rows)  # same seeds, same priors, same evaluations
