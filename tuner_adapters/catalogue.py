@@ -16,6 +16,7 @@ _SMAC = "bat.tuner_adapters.smac_tuner:SmacTuner"
 _KT = "bat.tuner_adapters.kernel_tuner_tuner:KernelTunerStrategy"
 _PROFILE = "bat.tuner_adapters.profile.search:ProfileSearch"
 _KT_HOW = " (its strategy code, runner evaluates through our Problem)"
+_TRANSFER = "bat.tuner_adapters.transfer"
 
 REFERENCE: dict[str, TunerEntry] = {
     "random": TunerEntry(f"{_REF}.random_search:RandomSearch",
@@ -43,6 +44,17 @@ PROFILE: dict[str, TunerEntry] = {
                             {"mode": "predicted"}, "scikit-learn"),
     "online": TunerEntry(_PROFILE, "profile-guided search, counters predicted by trees refitted on the counters "
                          "measured in this run (live, no recorded counters)", {"mode": "online"}, "scikit-learn"),
+}
+
+#: tuners that need a prior (other GPUs' measured data of the space: problem.facts.others, the transfer study)
+TRANSFER: dict[str, TunerEntry] = {
+    "best": TunerEntry(f"{_TRANSFER}.best:BestFirst", "transfer: the other GPUs' best configurations first "
+                       "(BAT 2.0 baseline), then random search"),
+    "rank": TunerEntry(f"{_TRANSFER}.rank:RankTransfer", "transfer: configurations by mean normalised rank over "
+                       "the other GPUs, then a local search around the best measured"),
+    "model": TunerEntry(f"{_TRANSFER}.model:ModelTransfer", "transfer: a model of time from GPU facts and the "
+                        "configuration (scikit-learn), re-weighted by the target's measurements",
+                        requires="scikit-learn"),
 }
 
 OPTUNA: dict[str, TunerEntry] = {
