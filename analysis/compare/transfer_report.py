@@ -24,7 +24,7 @@ import numpy as np
 
 from bat.analysis.compare.report import _clean, _plain, _table
 from bat.analysis.compare.store import RunRecord
-from bat.analysis.compare.transfer import CENSORING, GOALS, TransferResult, shown, split_name
+from bat.analysis.compare.transfer import ALL_OTHERS, CENSORING, GOALS, TransferResult, shown, split_name
 from bat.analysis.plots import pyplot, save_figure, set_title, styled
 from bat.core.atomic import write_text
 
@@ -74,10 +74,16 @@ def markdown(result: TransferResult) -> str:
     summary = result.summary()
     lines.append(_table(["tuner", *(f"mean median to {g:.2f}" for g in GOALS), "methodology (evaluations)",
                          "methodology (time)"],
-                        [[f"`{label}`", *(_num(e.get(f'mean_median_to_{g:.2f}')) for g in GOALS),
+                        [[f"`{label}`", *(_mean(e.get(f'mean_median_to_{g:.2f}')) for g in GOALS),
                           _score(e["methodology_evaluations"]) if "methodology_evaluations" in e else "-",
                           _score(e["methodology_time"]) if "methodology_time" in e else "-"]
                          for label, e in summary.items()]))
+    families = list(dict.fromkeys(r["benchmark"] for r in result.rows))
+    lines += ["", f"Per family: mean over held-out GPUs of the median evaluations to {GOALS[0]:.2f} (all other GPUs "
+              "as the prior; censored medians count as budget + 1).", "",
+              _table(["tuner", *families],
+                     [[f"`{t.label}`", *(_mean(_family_mean(result, t.label, f)) for f in families)]
+                      for t in s.tuners])]
     for split in s.splits:
         lines += ["", f"## {split_name(split.prior, title=True)}", ""]
         for bench, gpu in split.targets:
@@ -105,6 +111,16 @@ def markdown(result: TransferResult) -> str:
 
 def _num(v: float | None) -> str:
     return "-" if v is None else f"{v:g}"
+
+
+def _mean(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def _family_mean(result: TransferResult, label: str, family: str) -> float | None:
+    meds = [r["median"] for r in result.goal_rows(GOALS[0])
+            if (r["label"], r["benchmark"], r["split"]) == (label, family, ALL_OTHERS)]
+    return float(np.mean(meds)) if meds else None
 
 
 def write_json(path: Path, result: TransferResult, records: list[RunRecord]) -> Path:
