@@ -90,9 +90,10 @@ def test_every_reference_strategy_and_library_tuner_in_a_small_campaign(tmp_path
     Left out, for reasons outside `bat compare`: profile* (needs a dataset with
     counters; the shipped ones have none), optuna:gp and optuna:cmaes (PyTorch
     and cmaes are not dependencies), smac:bo (its Gaussian process takes about
-    5 s per evaluation here; smac covers the SMAC adapter).
+    5 s per evaluation here; smac covers the SMAC adapter), transfer:* (they
+    need other GPUs' data as a prior: the transfer study, not a plain campaign).
     """
-    skip = ("profile", "optuna:gp", "optuna:cmaes", "smac:bo")
+    skip = ("profile", "optuna:gp", "optuna:cmaes", "smac:bo", "transfer:")
     names = [n for n in tuner_names() if not n.startswith(skip)]
     assert {"reference:random", "optuna", "smac", "kernel_tuner:genetic_algorithm"} <= set(names)
     c = Campaign(tuners=tuple(TunerSpec.parse(n) for n in names), targets=(("pnpoly", "RTX_3090"),),

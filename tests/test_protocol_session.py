@@ -130,7 +130,7 @@ def test_a_failed_evaluation_is_charged_with_no_objective():
     ({"type": "batch", "configs": [A, {**A, "ratio": 2.0}]}, "invalid_config", "configs[1].ratio"),
     ({"type": "valid", "configs": [A, 7]}, "invalid_message", "configs[1]"),
     ({"type": "hello", "protocol": "1"}, "invalid_message", "protocol"),
-    ({"type": "hello", "protocol": 2}, "unsupported_protocol", "protocol"),
+    ({"type": "hello", "protocol": 99}, "unsupported_protocol", "protocol"),
 ])
 def test_a_malformed_request_gets_an_error_naming_the_field_and_the_session_goes_on(line, code, field):
     replies, trace, outcome, _ = serve([HELLO, line, evaluate(A)])

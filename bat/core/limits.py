@@ -44,6 +44,8 @@ MAX_VALUES = 1 << 20
 MAX_GROUP_SIZE = 1 << 25
 #: characters of a name (tuner, label, GPU) taken from outside
 MAX_NAME_CHARS = 200
+#: configurations of another GPU's data (the transfer prior) in one protocol reply (``prior``)
+PRIOR_PAGE_ROWS = 4096
 
 
 def _kind(mode: int) -> str:

@@ -29,7 +29,7 @@ import subprocess
 import sys
 from typing import Any, BinaryIO
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 
 
 class ServerError(Exception):
@@ -107,6 +107,12 @@ class Client:
     def valid(self, configs: list[dict[str, Any]]) -> list[bool]:
         """Whether each configuration satisfies the constraints (nothing is evaluated or charged)."""
         return self.request({"type": "valid", "configs": configs})["valid"]
+
+    def prior(self, gpu: str, offset: int = 0) -> dict[str, Any]:
+        """One page of another GPU's measured data (protocol 2; the GPUs are hello's ``target.others``):
+        ``configs`` (values in parameter order), ``status``, ``objective`` and ``next`` (the next page's offset,
+        None after the last)."""
+        return self.request({"type": "prior", "gpu": gpu, "offset": offset})
 
     def done(self) -> dict[str, Any]:
         """End the run; the server's summary of it."""

@@ -4,7 +4,9 @@
 values, the constraints as expressions (over the parameters, ``constants``
 and ``problem_size``; the grammar of docs/DESIGN.md), the counts, the budget,
 the client's seed, the objective and the target's entitled facts (its GPU,
-core count, whether results carry counters; never its measurements). ``space_from_problem`` is the inverse a
+core count, whether results carry counters; in protocol 2 also its GPU's
+public specification and the prior's GPUs, bat.protocol.prior; never its
+measurements). ``space_from_problem`` is the inverse a
 Python client uses to check constraints locally; it verifies the space hash,
 so a client never tunes a space that differs from the server's.
 """
@@ -12,12 +14,16 @@ so a client never tunes a space that differs from the server's.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bat.core.errors import ProtocolError
 from bat.core.facts import TargetFacts
 from bat.core.problem import Budget, Problem
 from bat.core.space import Constraint, Parameter, SearchSpace
+from bat.protocol import prior
+
+if TYPE_CHECKING:
+    from bat.core.dataset import Dataset
 
 #: What every BAT problem optimises.
 OBJECTIVE = {"name": "time", "unit": "ms", "goal": "minimize"}
@@ -30,10 +36,10 @@ def budget_kind(budget: Budget) -> str:
     return "time" if budget.max_evals is None else "evaluations_or_time"
 
 
-def describe(problem: Problem, seed: int) -> dict[str, Any]:
-    """The ``problem`` object of the hello reply."""
+def describe(problem: Problem, seed: int, version: int = 1) -> dict[str, Any]:
+    """The ``problem`` object of the hello reply in protocol ``version`` (2 adds the GPU facts and the prior)."""
     space, budget = problem.space, problem.budget
-    return {
+    out = {
         "space": space.name,
         "backend": problem.backend_name,
         "description": problem.describe_backend(),
@@ -50,6 +56,10 @@ def describe(problem: Problem, seed: int) -> dict[str, Any]:
         "target": {"gpu": problem.facts.gpu, "cuda_cores": problem.facts.cuda_cores,
                    "measures_counters": problem.facts.measures_counters},
     }
+    if version >= 2:
+        out["target"]["gpu_facts"] = prior.gpu_facts_message(problem.facts.gpu_facts)
+        out["target"]["others"] = prior.others_message(problem.facts)
+    return out
 
 
 def space_from_problem(problem: Mapping[str, Any]) -> SearchSpace:
@@ -66,14 +76,16 @@ def space_from_problem(problem: Mapping[str, Any]) -> SearchSpace:
     return space
 
 
-def facts_from_problem(problem: Mapping[str, Any]) -> TargetFacts:
-    """The entitled facts a hello reply states (bat.core.facts; the GPU's specification by its id)."""
+def facts_from_problem(problem: Mapping[str, Any],
+                       others: Mapping[str, Dataset] | None = None) -> TargetFacts:
+    """The entitled facts a hello reply states (bat.core.facts; the GPU's specification by its id), with
+    ``others``, the prior as the client reads it (bat.protocol.prior.RemotePrior), when given."""
     from bat.core.gpus import gpu_facts
 
     t = problem.get("target") or {}
     gpu = t.get("gpu", "")
     return TargetFacts(gpu=gpu, cuda_cores=t.get("cuda_cores"), measures_counters=bool(t.get("measures_counters")),
-                       gpu_facts=gpu_facts(gpu) if gpu else None)
+                       gpu_facts=gpu_facts(gpu) if gpu else None, others=others or {})
 
 
 def budget_from_problem(problem: Mapping[str, Any]) -> Budget:

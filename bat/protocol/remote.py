@@ -7,7 +7,9 @@ and it tunes as if in-process. The tuner sees a ``RemoteProblem``: a
 ``Problem`` whose space and budget are rebuilt from the hello reply and whose
 every ``evaluate`` goes to the server, where the real Problem decides
 (rejection, repeat, charge) and the trace is recorded; the local counts,
-best result and ``exhausted`` mirror the replies. The tuner's generator is
+best result and ``exhausted`` mirror the replies; its ``facts.others`` (the
+transfer prior) is fetched from the server on first use
+(bat.protocol.prior.RemotePrior). The tuner's generator is
 ``numpy.random.default_rng(hello.seed)``.
 """
 
@@ -25,6 +27,7 @@ from bat.core.errors import BatError, BudgetExhaustedError, ProtocolError
 from bat.core.problem import EvalResult, Problem, profile_cost_s
 from bat.protocol.client import Client, ServerError
 from bat.protocol.hello import budget_from_problem, facts_from_problem, space_from_problem
+from bat.protocol.prior import RemotePrior
 from bat.registry import make_tuner
 
 
@@ -54,7 +57,7 @@ class RemoteProblem(Problem):
             raise ProtocolError("no_hello", "the client has not said hello")
         info = client.problem
         super().__init__(space=space_from_problem(info), backend=_Server(info["description"]),
-                         budget=budget_from_problem(info), facts=facts_from_problem(info))
+                         budget=budget_from_problem(info), facts=facts_from_problem(info, RemotePrior(client, info)))
         self.client = client
         self._evaluated: dict[tuple, EvalResult] = {}
 

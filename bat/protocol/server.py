@@ -30,7 +30,7 @@ from bat.core.errors import ProtocolError
 from bat.core.limits import MAX_NAME_CHARS
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
-from bat.protocol import PROTOCOL_VERSION, hello, wire
+from bat.protocol import PROTOCOL_VERSION, PROTOCOL_VERSIONS, hello, prior, wire
 from bat.protocol.pacing import DEFAULT_IDLE_S, DEFAULT_REQUEST_S, Pacing, PeerStalled, paced_lines
 
 
@@ -78,13 +78,14 @@ class Session:
         self.transcript = transcript
         self.configs = wire.ConfigReader(problem.space)
         self.outcome = Outcome()
-        self._problem = hello.describe(problem, seed)
+        self._problems = {v: hello.describe(problem, seed, v) for v in PROTOCOL_VERSIONS}
         self._hello = False
+        self.version = 0  # the version the client's hello chose
         self.writer: IO[bytes] | None = None
         problem.start_clock()
         self._handlers: dict[str, Callable[[Any], dict[str, Any]]] = {
             "hello": self._on_hello, "evaluate": self._on_evaluate, "batch": self._on_batch,
-            "valid": self._on_valid, "done": self._on_done,
+            "valid": self._on_valid, "done": self._on_done, "prior": self._on_prior,
         }
 
     def run(self, reader: Iterable[bytes], writer: IO[bytes]) -> Outcome:
@@ -113,7 +114,10 @@ class Session:
             ident = wire.message_id(message)
             request = wire.check(message)
             if request.type not in ("hello", "done") and not self._hello:
-                raise ProtocolError("no_hello", f"send hello first (protocol {PROTOCOL_VERSION})", "type")
+                raise ProtocolError("no_hello", f"send hello first (protocol {PROTOCOL_VERSIONS[0]})", "type")
+            if wire.SINCE.get(request.type, 1) > self.version and request.type != "hello":
+                raise ProtocolError("unknown_type", f"{request.type} requests need protocol "
+                                    f"{wire.SINCE[request.type]}; this session said hello with {self.version}", "type")
             reply = self._handlers[request.type](request.body)
         except ProtocolError as exc:
             if exc.code == "parse_error":
@@ -147,16 +151,17 @@ class Session:
 
     # -- requests ---------------------------------------------------------------------
     def _on_hello(self, body: Any) -> dict[str, Any]:
-        if body["protocol"] != PROTOCOL_VERSION:
-            raise ProtocolError("unsupported_protocol", f"this server speaks protocol {PROTOCOL_VERSION}, "
-                                f"not {body['protocol']}", "protocol")
+        if body["protocol"] not in PROTOCOL_VERSIONS:
+            raise ProtocolError("unsupported_protocol", f"this server speaks protocol "
+                                f"{' or '.join(map(str, PROTOCOL_VERSIONS))}, not {body['protocol']}", "protocol")
         client = body.get("tuner", "")
         if len(client) > MAX_NAME_CHARS:  # it goes into the trace's metadata
             raise ProtocolError("invalid_message", f"{len(client)} characters, over the limit of {MAX_NAME_CHARS}",
                                 "tuner")
         self._hello = self.outcome.hello = True
         self.outcome.client = client
-        return {"type": "hello", "protocol": PROTOCOL_VERSION, "problem": self._problem}
+        self.version = body["protocol"]
+        return {"type": "hello", "protocol": self.version, "problem": self._problems[self.version]}
 
     def _on_evaluate(self, body: Any) -> dict[str, Any]:
         config, _ = self.configs.read(body["config"], "config")
@@ -175,6 +180,9 @@ class Session:
         _, rows = self.configs.read_many(body["configs"], "configs")
         flags = self.problem.space.is_valid(rows) if len(rows) else np.zeros(0, dtype=bool)
         return {"type": "valid", "valid": flags.tolist()}
+
+    def _on_prior(self, body: Any) -> dict[str, Any]:
+        return prior.page(self.problem.facts, self.problem.space, body["gpu"], body.get("offset", 0))
 
     def _on_done(self, body: Any) -> dict[str, Any]:
         self.outcome.ended = "done"

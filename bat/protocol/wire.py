@@ -3,7 +3,7 @@
 Checked by hand, not with jsonschema: jsonschema is a development
 dependency only (the GPU machines run the core without it), and the checks
 must name the field at fault in words a client author can act on. The rules
-are those of bat/schemas/protocol/v1/; tests/test_protocol_schema.py holds
+are those of bat/schemas/protocol/v1/ and v2/; tests/test_protocol_schema.py holds
 the two together. Every failure is a ``ProtocolError`` whose ``code`` is one
 of ``ERROR_CODES`` and whose ``field`` is a path into the message
 (``config.MWG``, ``configs[2]``).
@@ -31,7 +31,10 @@ REQUEST_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "batch": (frozenset({"configs"}), frozenset()),
     "valid": (frozenset({"configs"}), frozenset()),
     "done": (frozenset(), frozenset()),
+    "prior": (frozenset({"gpu"}), frozenset({"offset"})),
 }
+#: the protocol version that introduced a request type (the others are in every version)
+SINCE: dict[str, int] = {"prior": 2}
 _ALLOWED = {kind: required | optional | {"type", "id"} for kind, (required, optional) in REQUEST_FIELDS.items()}
 ERROR_CODES = ("parse_error", "invalid_message", "unknown_type", "unsupported_protocol", "no_hello",
                "invalid_config", "budget_exhausted", "server_error")
@@ -101,6 +104,11 @@ def _check_types(kind: str, message: Mapping[str, Any]) -> None:
         raise ProtocolError("invalid_message", "must be true or false", "profiled")
     elif kind in ("batch", "valid") and not isinstance(message["configs"], list):
         raise ProtocolError("invalid_message", "must be an array of configurations", "configs")
+    elif kind == "prior":
+        if not isinstance(message["gpu"], str):
+            raise ProtocolError("invalid_message", "must be a string (a GPU id of hello's target.others)", "gpu")
+        if "offset" in message and not (_is_int(message["offset"]) and message["offset"] >= 0):
+            raise ProtocolError("invalid_message", "must be an integer >= 0", "offset")
 
 
 def _is_int(value: Any) -> bool:

@@ -32,6 +32,7 @@ of RGPE's sampled ranking loss.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -151,11 +152,10 @@ def gpu_features(facts: GpuFacts | None) -> np.ndarray:
 
 
 def fit(prior: Prior, space: SearchSpace, top: int, sample: int) -> Any:
-    """The cross-GPU regressor (None when nothing is ok), trained on each source's ``top`` fastest and ``sample``
-    other configurations."""
+    """The cross-GPU regressor and the inputs it reads (None when nothing is ok), trained on each source's
+    ``top`` fastest and ``sample`` other configurations."""
     try:
         from sklearn.ensemble import HistGradientBoostingRegressor
-        from threadpoolctl import threadpool_limits
     except ImportError as exc:
         raise MissingDependencyError("transfer:model needs scikit-learn") from exc
     draw = np.random.default_rng(0)  # fixed: the model is the prior's, the same for every seed
@@ -169,24 +169,35 @@ def fit(prior: Prior, space: SearchSpace, top: int, sample: int) -> Any:
         chosen = np.concatenate([best, draw.choice(rest, min(sample, len(rest)), replace=False)])
         features.append(np.hstack([rows[chosen], np.tile(gpu_features(gpu_facts(gpu)), (len(chosen), 1))]))
         targets.append(times[chosen])
-    y = np.concatenate(targets)
+    x, y = np.vstack(features), np.concatenate(targets)
     if len(y) < 2:  # nothing ok to learn from: every configuration predicts the same
         return None
+    known = np.isfinite(x).any(axis=0)  # a fact no source GPU has (not in gpu_specs.json) is no input
     model = HistGradientBoostingRegressor(max_iter=TREES, early_stopping=False, random_state=0)
-    with threadpool_limits(1):
-        model.fit(np.vstack(features), y)
-    return model
+    with one_thread():
+        model.fit(x[:, known], y)
+    return model, known
 
 
 def predict(model: Any, rows: np.ndarray, facts: GpuFacts | None) -> np.ndarray:
     """The model's log relative time of each value-index row on the GPU of ``facts`` (0 without a model)."""
-    from threadpoolctl import threadpool_limits
-
     if model is None:
         return np.zeros(len(rows))
+    regressor, known = model
+    with one_thread():
+        return regressor.predict(np.hstack([rows, np.tile(gpu_features(facts), (len(rows), 1))])[:, known])
 
-    with threadpool_limits(1):
-        return model.predict(np.hstack([rows, np.tile(gpu_features(facts), (len(rows), 1))]))
+
+def one_thread() -> contextlib.AbstractContextManager:
+    """Limit scikit-learn's OpenMP pool to one thread (the study runs one tuner per core), where threadpoolctl
+    can read this process's libraries (a sandboxed tuner may not read /proc/self/maps: then as the
+    environment says, OMP_NUM_THREADS)."""
+    from threadpoolctl import threadpool_limits
+
+    try:
+        return threadpool_limits(1)
+    except OSError:
+        return contextlib.nullcontext()
 
 
 def agreement(experts: np.ndarray, measured: np.ndarray) -> np.ndarray:
