@@ -11,7 +11,9 @@
 - ``plots/transfer_matrix.png``: per transfer tuner, a heatmap of source set
   (row) to target (column) coloured by log2 of the tuner's median
   evaluations to 1.10 over random search's exact median: blue where
-  transfer helps (fewer evaluations), red where it hurts.
+  transfer helps (fewer evaluations), red where it hurts; each side of the
+  colour scale reaches its own extreme (at least a factor 2), so a small loss
+  shows beside large gains. A censored median gives a lower bound ("+").
 """
 
 from __future__ import annotations
@@ -147,8 +149,8 @@ def matrix_figure(result: TransferResult, out: Path) -> Path:
         if label in grids and r["random_exact_median"]:
             grids[label][splits.index(sp), targets.index((b, g))] = np.log2(r["median"] / r["random_exact_median"])
     finite = np.concatenate([g[np.isfinite(g)] for g in grids.values()] + [np.zeros(1)])
-    span = max(1.0, float(np.abs(finite).max()))
-    norm = TwoSlopeNorm(vcenter=0.0, vmin=-span, vmax=span)
+    # each side scaled to its own extreme (at least a factor 2), so a small hurt shows beside large gains
+    norm = TwoSlopeNorm(vcenter=0.0, vmin=min(-1.0, float(finite.min())), vmax=max(1.0, float(finite.max())))
     cmap = pyplot().get_cmap("RdBu_r").with_extremes(bad="0.85")
     image = None
     for ax, label in zip(axes[:, 0], labels, strict=True):
