@@ -137,6 +137,16 @@ def test_an_exec_client_gets_the_prior_too():
 KNOWLEDGE = [e for e in ex.EXPLOITS if getattr(e, "kind", "knowledge") == "knowledge"]
 
 
+@pytest.mark.parametrize("exploit", KNOWLEDGE, ids=lambda e: e.__name__)
+def test_with_a_prior_each_attack_on_knowledge_aims_past_it_at_the_targets_data(exploit):
+    """In process (no isolation) every knowledge attack finds the target's optimum, not a prior GPU's:
+    so "blocked" below means the isolation stopped it, not that it stole the wrong GPU's data."""
+    target = with_prior("pnpoly", "RTX_3090")
+    optimum = ex.optimum_of(target.dataset.frame, target.space)
+    result = run_tuner(exploit(), target, budget=Budget(max_evals=3), seed=0, check_data=False)
+    assert ex.judge(exploit, result.trace, result.trace_meta, target.space, optimum) == "succeeded"
+
+
 @pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock: isolation runs without a sandbox")
 @pytest.mark.parametrize("exploit", KNOWLEDGE, ids=lambda e: e.__name__)
 def test_with_a_prior_no_attack_on_knowledge_reaches_the_targets_data(exploit):
