@@ -27,6 +27,8 @@ it and says why. The checks (``CHECKS``):
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,7 +198,17 @@ def _space(dataset: Dataset, space: SearchSpace) -> list[Finding]:
 
 
 def best_time(path: str | Path) -> float | None:
-    """Best ok objective of a dataset file, reading two columns only (None without one)."""
+    """Best ok objective of a dataset file, reading two columns only (None without one).
+
+    Remembered per file version (path, inode, size, modification time): a campaign checks
+    every run's dataset against its peers, and reading them again per run was most of a
+    short replayed run's cost; a file changed or replaced is read again."""
+    st = os.stat(path)
+    return _best_time(str(Path(path).resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _best_time(path: str, inode: int, size: int, mtime_ns: int) -> float | None:
     table = pq.read_table(path, columns=["status", "objective_ms"])
     ok = table.filter(pc.equal(table["status"], Status.OK.value))["objective_ms"]
     best = pc.min(ok).as_py() if len(ok) else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bat.analysis.checks import Peer, check_dataset, registry_peers
+from bat.analysis.checks import Peer, best_time, check_dataset, registry_peers
 from bat.analysis.noise import noise_set
 from bat.cli import main
 from bat.core.dataset import Dataset, DatasetMeta, make_frame
@@ -109,3 +109,13 @@ def test_bat_space_variant_reproduces_both_counts(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "410,523 valid configurations under its own constraints, 349,853 under the kernel_tuner rules" in out
     assert main(["space", "hotspot", "--variant", "nope"]) == 2
+
+
+def test_a_peers_best_time_is_read_again_when_its_file_changes(tmp_path):
+    """best_time is remembered per file version: a dataset rewritten in place gives its new best."""
+    path = tmp_path / "toy.parquet"
+    toy(clean_rows()).save(path)
+    assert best_time(path) == 1.0
+    rows = [dict(r, objective_ms=r["objective_ms"] / 4) for r in clean_rows()]
+    toy(rows).save(path)
+    assert best_time(path) == 0.25
