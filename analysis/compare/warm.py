@@ -1,0 +1,60 @@
+"""What a comparison's analysis needs no run for, done in the driver while its workers run.
+
+With worker processes or a Dask cluster the driver only stores runs as they
+arrive; the statistics and figures after the last run used to start from
+nothing, on one core, while the workers sat idle. ``warming`` does in a
+thread of the driver, during the runs, the part of that work that depends on
+the datasets only: importing SciPy's statistics and matplotlib, loading each
+target, its random-search expectation and quantiles and the per-target parts
+of the methodology view (``methodology.target_parts``: baseline, noise-aware
+optimum, data checks, orderings, the row index). The analysis then finds
+them in the caches those functions keep; the values are the same ones,
+computed the same way, only earlier. A failure here is left for the analysis
+to raise where it always did.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bat.analysis.compare.campaign import Campaign
+
+
+def warm_up(campaign: Campaign, *, plots: bool = True) -> None:
+    """Compute what the analysis and figures of ``campaign`` need from its datasets alone."""
+    import scipy.stats  # noqa: F401  (the tests' import, the longest single step of the analysis)
+
+    from bat.analysis.compare.assess import random_baseline
+    from bat.analysis.compare.methodology import target_parts
+
+    random_baseline(campaign)
+    if campaign.backend == "replay":
+        for bench, gpu in campaign.targets:
+            target_parts(campaign, bench, gpu)
+    if plots:
+        from bat.analysis.compare.plots import random_bands
+        from bat.analysis.plots import pyplot
+
+        pyplot()
+        random_bands(campaign)
+
+
+@contextmanager
+def warming(campaign: Campaign, *, enabled: bool, plots: bool = True) -> Iterator[None]:
+    """Within this block, ``warm_up(campaign)`` runs in a thread (when ``enabled``); leaving waits for it."""
+    if not enabled:
+        yield
+        return
+    thread = threading.Thread(target=_quietly, args=(campaign, plots), name="bat-warm-up", daemon=True)
+    thread.start()
+    yield  # an exception leaves without waiting (the daemon thread ends with the process)
+    thread.join()
+
+
+def _quietly(campaign: Campaign, plots: bool) -> None:
+    try:
+        warm_up(campaign, plots=plots)
+    except Exception:  # the analysis computes the same again and reports it
+        return
