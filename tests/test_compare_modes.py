@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-from contextvars import ContextVar
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bat.analysis.compare.campaign import Campaign, TunerSpec
-from bat.analysis.compare.forked import run_forked
+from bat.analysis.compare.forked import fork_is_safe, run_forked
 from bat.analysis.compare.study import compare
 
 #: measured, not computed: they differ between any two runs of the same campaign
@@ -58,25 +60,46 @@ def test_one_worker_two_workers_and_dask_write_the_same_results(tmp_path: Path) 
     assert set(two.paths) == set(one.paths) == set(dask.paths)
 
 
-_SEEN: ContextVar[str] = ContextVar("seen", default="unset")
+FORKED = """
+import json, os, sys
+from contextvars import ContextVar
+from bat.analysis.compare.forked import fork_is_safe, run_forked
 
-
-def _where(i: int) -> tuple[int, int, str]:
-    return i, os.getpid(), _SEEN.get()
+seen = ContextVar("seen", default="unset")
+seen.set("set here")
+jobs = [lambda i=i: (i, os.getpid(), seen.get()) for i in range(5)]
+safe = fork_is_safe()
+results, here = run_forked(jobs, 2, os.getpid)
+serial, _ = run_forked(jobs, 1, lambda: None)
+print(json.dumps({"safe": safe, "results": results, "here": here, "serial": serial}))
+"""
 
 
 def test_forked_jobs_run_in_other_processes_in_order_with_this_context() -> None:
-    token = _SEEN.set("set here")
-    try:
-        jobs = [lambda i=i: _where(i) for i in range(5)]
-        results, here = run_forked(jobs, 2, lambda: os.getpid())
-        serial, _ = run_forked(jobs, 1, lambda: None)
-    finally:
-        _SEEN.reset(token)
+    # a fresh interpreter: one thread, as `bat compare` has (another test's threads would make forking unsafe)
+    done = subprocess.run([sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    results, here = out["results"], out["here"]
+    assert out["safe"]  # Linux, one thread
     assert [r[0] for r in results] == list(range(5))  # in the order of the jobs
-    assert here == os.getpid() and all(r[1] != here for r in results)  # forked, while `meanwhile` ran here
+    assert all(r[1] != here for r in results)  # forked, while `meanwhile` ran here
     assert {r[2] for r in results} == {"set here"}  # the caller's context (the figure formats) went along
-    assert serial == [(i, os.getpid(), "set here") for i in range(5)]
+    assert out["serial"] == [[i, here, "set here"] for i in range(5)]
+
+
+def test_forking_is_not_safe_with_another_thread() -> None:
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not fork_is_safe()
+        results, here = run_forked([os.getpid, os.getpid], 2, os.getpid)
+    finally:
+        stop.set()
+        other.join()
+    assert results == [here, here]  # all here, in order
 
 
 def _fails() -> None:

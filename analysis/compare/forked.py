@@ -9,8 +9,9 @@ them pickled and sent. ``multiprocessing``'s fork context does the process
 handling; what is written here is only the hand-over of the closures (a list
 the children inherit, indexed by job) and their context (``contextvars``:
 the figure formats chosen for this command). Without the fork start method
-(not Linux), or with one process, everything runs here, in order: the same
-results.
+(not Linux), with another thread running in this process (a terminal's
+progress bar), or with one process, everything runs here, in order: the
+same results.
 
 The children die with this process (bat.core.lifetime), and an exception
 here or in a job stops them at once.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -36,12 +38,18 @@ def _job(i: int) -> Any:
     return _JOBS[i]()
 
 
+def fork_is_safe() -> bool:
+    """This system forks, and this process runs no other thread (a fork copies only the calling thread, with
+    whatever locks the others held)."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
 def run_forked(jobs: list[Callable[[], Any]], processes: int,
                meanwhile: Callable[[], T]) -> tuple[list[Any], T]:
     """``[job() for job in jobs]`` on up to ``processes`` forked processes, and ``meanwhile()`` here."""
     context = contextvars.copy_context()
     runs = [lambda job=job: context.copy().run(job) for job in jobs]
-    if processes <= 1 or len(runs) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if processes <= 1 or len(runs) < 2 or not fork_is_safe():
         here = meanwhile()
         return [run() for run in runs], here
     _JOBS[:] = runs

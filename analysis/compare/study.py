@@ -10,6 +10,7 @@ a notebook call alike.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ from bat.analysis.compare.execute import CampaignRun, run_campaign
 from bat.analysis.compare.methodology import parse_success
 from bat.analysis.compare.presets import preset as get_preset
 from bat.analysis.compare.report import write_outputs
-from bat.analysis.compare.warm import warming
+from bat.analysis.compare.warm import warm_up
 from bat.core.atomic import check_output_folder
 from bat.core.hyperparams import read_options_file
 from bat.core.locking import FolderLock
@@ -125,8 +126,8 @@ def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None 
     out = check_output_folder(Path(out), what="--out")
     with FolderLock(out, "--out"):  # a second campaign on this folder fails naming this one
         parallel = campaign.backend != "live" and (workers > 1 or scheduler is not None)
-        with warming(campaign, enabled=parallel, plots=plots):  # the driver's share while the workers run
-            done = run_campaign(campaign, out, workers=workers, scheduler=scheduler, progress=progress)
+        done = run_campaign(campaign, out, workers=workers, scheduler=scheduler, progress=progress,
+                            alongside=functools.partial(warm_up, campaign, plots=plots))
         result = analyse(campaign, done.records, alpha=alpha, success=success)
         if base is not None:
             result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)

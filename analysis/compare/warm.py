@@ -2,22 +2,19 @@
 
 With worker processes or a Dask cluster the driver only stores runs as they
 arrive; the statistics and figures after the last run used to start from
-nothing, on one core, while the workers sat idle. ``warming`` does in a
-thread of the driver, during the runs, the part of that work that depends on
+nothing, on one core, while the workers sat idle. ``warm_up`` is the
+``alongside`` work of ``run_campaign`` (a thread of the driver, during the
+runs): the part of that work that depends on
 the datasets only: importing SciPy's statistics and matplotlib, loading each
 target, its random-search expectation and quantiles and the per-target parts
 of the methodology view (``methodology.target_parts``: baseline, noise-aware
 optimum, data checks, orderings, the row index). The analysis then finds
 them in the caches those functions keep; the values are the same ones,
 computed the same way, only earlier. A failure here is left for the analysis
-to raise where it always did.
+to raise where it always did (``run_campaign`` drops it).
 """
 
 from __future__ import annotations
-
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from bat.analysis.compare.campaign import Campaign
 
@@ -39,22 +36,3 @@ def warm_up(campaign: Campaign, *, plots: bool = True) -> None:
 
         pyplot()
         random_bands(campaign)
-
-
-@contextmanager
-def warming(campaign: Campaign, *, enabled: bool, plots: bool = True) -> Iterator[None]:
-    """Within this block, ``warm_up(campaign)`` runs in a thread (when ``enabled``); leaving waits for it."""
-    if not enabled:
-        yield
-        return
-    thread = threading.Thread(target=_quietly, args=(campaign, plots), name="bat-warm-up", daemon=True)
-    thread.start()
-    yield  # an exception leaves without waiting (the daemon thread ends with the process)
-    thread.join()
-
-
-def _quietly(campaign: Campaign, plots: bool) -> None:
-    try:
-        warm_up(campaign, plots=plots)
-    except Exception:  # the analysis computes the same again and reports it
-        return
