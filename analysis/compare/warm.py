@@ -8,13 +8,16 @@ runs): the part of that work that depends on
 the datasets only: importing SciPy's statistics and matplotlib, loading each
 target, its random-search expectation and quantiles and the per-target parts
 of the methodology view (``methodology.target_parts``: baseline, noise-aware
-optimum, data checks, orderings, the row index). The analysis then finds
+optimum, data checks, orderings, the row index, random search's expected
+best at each evaluation). The analysis then finds
 them in the caches those functions keep; the values are the same ones,
 computed the same way, only earlier. A failure here is left for the analysis
 to raise where it always did (``run_campaign`` drops it).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from bat.analysis.compare.campaign import Campaign
 
@@ -29,7 +32,10 @@ def warm_up(campaign: Campaign, *, plots: bool = True) -> None:
     random_baseline(campaign)
     if campaign.backend == "replay":
         for bench, gpu in campaign.targets:
-            target_parts(campaign, bench, gpu)
+            parts = target_parts(campaign, bench, gpu)
+            if parts is not None:  # random search's expected best at each evaluation, as score_runs asks
+                base, top = parts[1], parts[4]
+                base.evals(np.arange(1, min(top, len(base.values)) + 1))
     if plots:
         from bat.analysis.compare.plots import random_bands
         from bat.analysis.plots import pyplot
