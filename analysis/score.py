@@ -42,7 +42,7 @@ random search scores 0 in expectation on the evaluation axis.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -70,14 +70,20 @@ class Baseline:
     f_opt: float
     f_fail: float
     cost_note: str
+    _evals: dict[tuple[int, ...], np.ndarray] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def mean_cost(self) -> float:
         return float(self.costs.mean())
 
     def evals(self, ns: Sequence[int]) -> np.ndarray:
-        """Exact expected best after each n evaluations."""
-        return expected_random_best(self.values, [min(int(n), len(self.values)) for n in ns])
+        """Exact expected best after each n evaluations (read-only; computed once per ``ns``)."""
+        key = tuple(min(int(n), len(self.values)) for n in ns)
+        if key not in self._evals:
+            best = expected_random_best(self.values, key)
+            best.flags.writeable = False
+            self._evals[key] = best
+        return self._evals[key]
 
     def orderings(self, seconds: float, simulations: int = SIMULATIONS, seed: int = 0) -> list[Ordering]:
         """``simulations`` seeded random-search orderings, each long enough to spend ``seconds``."""

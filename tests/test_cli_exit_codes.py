@@ -35,6 +35,8 @@ def test_the_codes_are_the_documented_ones():
     ["verify", "-b", "pnpoly"], ["export", "nope", "--to", "t4", "--out", "x.json"],
     ["import", "missing.json"], ["analyze", "-b", "nope"], ["compare", "-t", "nope", "-b", "gemm"],
     ["inspect", "-b", "nope", "--first"], ["no-such-command"], ["run", "--no-such-option"],
+    ["hypertune", "-t", "reference:random", "--train", "nope/X", "--heldout", "pnpoly/RTX_3090"],
+    ["record", "-b", "pnpoly"], ["serve", "-b", "nope"],
 ])
 def test_bad_input_exits_2_on_every_command(args, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -111,3 +113,20 @@ def test_export_takes_the_benchmark_as_option_or_argument(tmp_path, capsys):
     assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
     assert main(["export", "--to", "t1", "--out", str(tmp_path / "c.json")]) == EXIT_USAGE
     assert not (tmp_path / "c.json").exists()
+
+
+#: every command that takes a benchmark (or benchmarks): each must take it as -b too
+TAKE_A_BENCHMARK = {"space", "run", "serve", "import", "export", "inspect", "verify", "record", "analyze", "compare",
+                    "check"}
+
+
+def test_every_command_that_takes_a_benchmark_takes_it_as_b():
+    import typer
+
+    from bat.cli import app
+
+    commands = typer.main.get_command(app).commands
+    taking = {name: [p for p in c.params if p.name in ("benchmark", "benchmarks")] for name, c in commands.items()}
+    assert {name for name, params in taking.items() if params} == TAKE_A_BENCHMARK
+    for name in TAKE_A_BENCHMARK:
+        assert any("-b" in p.opts for p in taking[name]), f"bat {name} has no -b"

@@ -7,6 +7,7 @@ document is ``error.json``'s. Human output, off a terminal, never wraps a path o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -140,3 +141,10 @@ def test_hypertune(tmp_path, capsys):
     doc = document(args, capsys)
     assert doc["units_run"] > 0 and (tmp_path / "ht" / "best-options.json").is_file()
     assert set(doc["final"]) == {"train", "heldout", "generalisation_gap"}
+
+
+def test_the_readme_names_every_command_with_a_schema():
+    readme = (ROOT / "README.md").read_text()
+    paragraph = readme[readme.index("`--json` (anywhere"):].split("\n\n")[0]
+    named = set(re.findall(r"`(\w+)`", paragraph))
+    assert {p.stem for p in SCHEMAS.glob("*.json")} - {"error", "version"} <= named

@@ -13,9 +13,12 @@ store (``store.RunStore``: one SQLite file, a transaction per chunk) and
 counts progress, so it takes almost no CPU from the workers.
 
 Executors: ``workers == 1`` runs in this process, storing each run as it
-finishes. Otherwise a ``multiprocessing`` pool of ``workers`` spawned
-processes that live for the whole campaign; each loads a dataset the first
-time a run needs it and keeps it (``load_target``), and on an interruption
+finishes. Otherwise a ``multiprocessing`` pool of ``workers`` processes that
+live for the whole campaign, forked from this one once it has loaded the
+campaign's datasets (so they start with its modules and data in memory;
+spawned where forking is not safe, ``forked.fork_is_safe``, and then each
+loads a dataset the first time a run needs it and keeps it,
+``load_target``); on an interruption
 the pool is terminated at once (finished chunks are stored, the others run
 again on the next call). With ``scheduler`` the chunks go to a Dask
 distributed cluster (``Client.submit``); its worker processes keep their
@@ -40,6 +43,7 @@ import json
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Generator
 from contextlib import closing
@@ -51,6 +55,7 @@ import numpy as np
 import pandas as pd
 
 from bat.analysis.compare.campaign import Campaign, RunSpec
+from bat.analysis.compare.forked import fork_is_safe
 from bat.analysis.compare.store import Encoded, RunRecord, RunStore
 from bat.core.errors import MissingDependencyError
 from bat.core.lifetime import die_with_parent
@@ -210,10 +215,16 @@ def run_campaign(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    alongside: Callable[[], None] | None = None,
 ) -> CampaignRun:
-    """Run every run of ``campaign`` not yet stored under ``out``; return all of them."""
+    """Run every run of ``campaign`` not yet stored under ``out``; return all of them.
+
+    ``alongside``: work of this process to do while workers run (in a thread started once they are, and
+    waited for before returning; its exceptions are dropped: it may only compute ahead what is computed
+    again later). Not called when the runs are in this process.
+    """
     return run_specs(campaign.runs(), out, live=campaign.backend == "live", workers=workers, scheduler=scheduler,
-                     progress=progress)
+                     progress=progress, alongside=alongside)
 
 
 def run_specs(
@@ -224,9 +235,11 @@ def run_specs(
     workers: int = 1,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    alongside: Callable[[], None] | None = None,
 ) -> CampaignRun:
     """Run every run of ``specs`` not yet stored under ``out`` (``live``: in this process, one at a time);
-    return all of them. What ``run_campaign`` does for one campaign, for runs of several (a study)."""
+    return all of them. What ``run_campaign`` does for one campaign, for runs of several (a study);
+    ``alongside`` as there."""
     start = time.perf_counter()
     fresh: dict[str, RunRecord] = {}
     with RunStore(out) as store:
@@ -247,7 +260,9 @@ def run_specs(
                     progress(finished, total)
         elif todo:
             chunks = plan_chunks(todo, workers)
-            source = _on_dask(scheduler, chunks) if scheduler else _on_pool(workers, chunks)
+            helper = _Alongside(alongside)
+            source = _on_dask(scheduler, chunks, helper.start) if scheduler else _on_pool(workers, chunks,
+                                                                                          helper.start)
             with closing(source) as results:  # an exception here stops the workers at once
                 for rows in results:
                     store.write(rows)
@@ -255,11 +270,35 @@ def run_specs(
                     finished += len(rows)
                     if progress:
                         progress(finished, total)
+            helper.wait()
         # runs finished now are kept in memory; only the reused ones are read back
         reused = store.read([s.run_id for s in specs if s.run_id not in fresh])
     records = [fresh.get(s.run_id) or reused[s.run_id] for s in specs]
     return CampaignRun(records, reused=len(specs) - len(todo), executed=len(todo),
                        wall_s=time.perf_counter() - start)
+
+
+class _Alongside:
+    """``run_campaign``'s ``alongside`` in a thread of its own."""
+
+    def __init__(self, work: Callable[[], None] | None) -> None:
+        self.thread = None if work is None else threading.Thread(target=self._quietly, args=(work,), daemon=True,
+                                                                 name="bat-alongside")
+
+    def start(self) -> None:
+        if self.thread is not None and not self.thread.is_alive():
+            self.thread.start()
+
+    def wait(self) -> None:
+        if self.thread is not None and self.thread.ident is not None:
+            self.thread.join()
+
+    @staticmethod
+    def _quietly(work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception:  # computed again where it is needed, and reported there
+            return
 
 
 def _init_worker(parent_pid: int) -> None:
@@ -268,12 +307,24 @@ def _init_worker(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _on_pool(workers: int, chunks: list[list[RunSpec]]) -> Generator[list[Encoded], None, None]:
-    """Chunk results from a pool of spawned worker processes, as they finish."""
-    pool = multiprocessing.get_context("spawn").Pool(processes=min(workers, len(chunks)),
-                                                     initializer=_init_worker, initargs=(os.getpid(),))
+def _on_pool(workers: int, chunks: list[list[RunSpec]],
+             started: Callable[[], None]) -> Generator[list[Encoded], None, None]:
+    """Chunk results from a pool of worker processes, as they finish (``started()`` once they are started).
+
+    The workers are forked from this process, after it has loaded the chunks' targets, so they start with
+    its modules and datasets in memory; where forking is not safe (another thread running here, or no
+    fork on this system) they are spawned and load what they need themselves.
+    """
+    safe_fork = fork_is_safe()
+    if safe_fork:
+        for key in dict.fromkeys(_target_of(spec) for chunk in chunks for spec in chunk):
+            load_target(*key)
+    pool = multiprocessing.get_context("fork" if safe_fork else "spawn").Pool(
+        processes=min(workers, len(chunks)), initializer=_init_worker, initargs=(os.getpid(),))
     try:
-        yield from pool.imap_unordered(execute_chunk, chunks)
+        results = pool.imap_unordered(execute_chunk, chunks)
+        started()
+        yield from results
     except BaseException:
         pool.terminate()  # an interruption stops the workers now; unfinished chunks run again on resume
         raise
@@ -283,14 +334,16 @@ def _on_pool(workers: int, chunks: list[list[RunSpec]]) -> Generator[list[Encode
         pool.join()
 
 
-def _on_dask(scheduler: str, chunks: list[list[RunSpec]]) -> Generator[list[Encoded], None, None]:
-    """Chunk results from a Dask distributed cluster, as they finish."""
+def _on_dask(scheduler: str, chunks: list[list[RunSpec]],
+             started: Callable[[], None]) -> Generator[list[Encoded], None, None]:
+    """Chunk results from a Dask distributed cluster, as they finish (``started()`` once they are sent)."""
     try:
         from distributed import Client, as_completed
     except ImportError as exc:
         raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
     with Client(scheduler) as client:
         futures = [client.submit(execute_chunk, chunk, pure=False) for chunk in chunks]
+        started()
         try:
             for future in as_completed(futures):
                 yield future.result()

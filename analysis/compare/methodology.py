@@ -103,6 +103,7 @@ class Methodology:
     success: str
     success_rates: pd.DataFrame
     seed: int = 0
+    _hits: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     def target(self, benchmark: str, gpu: str) -> TargetStudy | None:
         return next((t for t in self.targets if (t.benchmark, t.gpu) == (benchmark, gpu)), None)
@@ -114,6 +115,11 @@ class Methodology:
 
     def hitting_times(self) -> pd.DataFrame:
         """One row per (tuner, target, run, fixed target): evaluations and seconds to reach it (NaN: never)."""
+        if self._hits is None:
+            self._hits = self._hitting_times()
+        return self._hits
+
+    def _hitting_times(self) -> pd.DataFrame:
         rows = []
         for t in self.targets:
             ladder = t.ladder
@@ -141,26 +147,52 @@ class Methodology:
         }
 
 
+#: the parts of a TargetStudy that need no run, per (target, largest budget, seed, noise alpha)
+_PARTS: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+
+
+def target_parts(campaign: Campaign, bench: str, gpu: str, noise_alpha: float = 0.05) -> tuple[Any, ...] | None:
+    """A target's dataset, random-search baseline, noise-aware optimum, data checks, window and orderings.
+
+    None for a target without recorded data. Computed once per process (they depend on the dataset
+    only), so ``warm_up`` can compute them while the runs go.
+    """
+    from bat.analysis.compare.execute import load_target
+
+    dataset = campaign.dataset_for(bench, gpu)
+    top = max(campaign.budgets)
+    key = (bench, gpu, campaign.backend, dataset, top, campaign.seed, noise_alpha)
+    if key not in _PARTS:
+        target = load_target(bench, gpu, campaign.backend, dataset)
+        data = target.dataset
+        if data is None:
+            _PARTS[key] = None
+        else:
+            base = target_baseline(data, target.space)
+            seconds = top * base.mean_cost
+            if len(data.frame):  # build the row index that run curves look configurations up in
+                data.row_of(data.frame.iloc[0][list(data.parameters)].to_dict())
+            _PARTS[key] = (data, base, noise_set(data, noise_alpha), check_dataset(data, target.space,
+                                                                                registry_peers(bench)),
+                           top, seconds, base.orderings(seconds, seed=campaign.seed))
+    return _PARTS[key]
+
+
 def study(campaign: Campaign, records: Sequence[RunRecord], *, success: str = "noise",
           noise_alpha: float = 0.05) -> Methodology | None:
     """The methodology view of a finished campaign (None for a live campaign: nothing is recorded)."""
-    from bat.analysis.compare.execute import load_target
-
     if campaign.backend != "replay":
         return None
     success = parse_success(success)
     top = max(campaign.budgets)
     targets, rates = [], []
     for bench, gpu in campaign.targets:
-        target = load_target(bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu))
-        data = target.dataset
-        if data is None:
+        parts = target_parts(campaign, bench, gpu, noise_alpha)
+        if parts is None:
             continue
-        base = target_baseline(data, target.space)
-        seconds = top * base.mean_cost
-        st = TargetStudy(bench, gpu, data, base, noise_set(data, noise_alpha),
-                         check_dataset(data, target.space, registry_peers(bench)),
-                         top, seconds, base.orderings(seconds, seed=campaign.seed))
+        st = TargetStudy(bench, gpu, *parts)
+        data, base = st.dataset, st.baseline
+        seconds = st.seconds
         mine = [r for r in records if (r.meta["benchmark"], r.meta["gpu"]) == (bench, gpu)]
         curves = {r.run_id: run_curve(r.trace, data, base.f_fail) for r in mine}
         for t in campaign.tuners:

@@ -17,6 +17,7 @@ count, at every evaluation.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -39,15 +40,26 @@ def panels(n: int, width: float = 4.6, height: float = 3.4):
     return fig, list(axes.flat)[:n]
 
 
-def _random_band(campaign: Campaign, ks: np.ndarray) -> dict[tuple[str, str], np.ndarray]:
-    """Exact 25 / 50 / 75 % quantiles of random search at each k, per replayed target."""
+def random_bands(campaign: Campaign) -> dict[tuple[str, str], np.ndarray]:
+    """Exact 25 / 50 / 75 % quantiles of random search at each k up to the largest budget, per replayed target.
+
+    Computed once per process per target (they depend on its dataset only).
+    """
+    top = max(campaign.budgets)
     out = {}
     for bench, gpu in campaign.targets:
-        times = random_times(bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu))
-        if times is not None:
-            out[(bench, gpu)] = random_relative_performance_quantiles(times, np.minimum(ks, len(times)),
-                                                                      (0.25, 0.5, 0.75))
+        key = (bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu), top)
+        if key not in _BANDS:
+            times = random_times(*key[:4])
+            _BANDS[key] = None if times is None else random_relative_performance_quantiles(
+                times, np.minimum(np.arange(1, top + 1), len(times)), (0.25, 0.5, 0.75))
+        if (band := _BANDS[key]) is not None:
+            out[(bench, gpu)] = band
     return out
+
+
+#: random_bands of each (target, largest budget) computed in this process
+_BANDS: dict[tuple[str, str, str, str, int], np.ndarray | None] = {}
 
 
 def _runs(records: list[RunRecord], label: str, bench: str, gpu: str, top: int) -> list[RunRecord]:
@@ -98,15 +110,24 @@ def _style(ax, bench: str, gpu: str) -> None:
     ax.legend(fontsize="x-small", loc="lower right")
 
 
+def convergence_names(campaign: Campaign) -> list[str]:
+    """The file names (no suffix) of the convergence figures of ``campaign``: one per tuner, then the overlay."""
+    return [f"convergence_{file_label(t.label)}" for t in campaign.tuners] + ["overlay"]
+
+
 @styled
-def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -> list[Path]:
-    """Write ``convergence_<tuner>.png`` files and ``overlay.png`` into ``out``; return their paths."""
+def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path,
+                      which: Collection[str] | None = None) -> list[Path]:
+    """Write ``convergence_<tuner>.png`` files and ``overlay.png`` into ``out`` (only those named in ``which``,
+    of ``convergence_names``, when given); return their paths."""
     top = max(campaign.budgets)
     ks = np.arange(1, top + 1)
-    bands = _random_band(campaign, ks)
+    bands = random_bands(campaign)
     names = gpu_names(campaign)
     paths = []
     for t in campaign.tuners:
+        if which is not None and f"convergence_{file_label(t.label)}" not in which:
+            continue
         fig, axes = panels(len(campaign.targets))
         for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
             _draw_random(ax, ks, bands.get((bench, gpu)))
@@ -115,6 +136,8 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path) -
                 _draw_tuner(ax, ks, mine, t.label)
             _style(ax, bench, names[bench, gpu])
         paths.append(save_figure(fig, out / f"convergence_{file_label(t.label)}", svg=False))
+    if which is not None and "overlay" not in which:
+        return paths
     fig, axes = panels(len(campaign.targets), width=5.6, height=4.0)
     for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
         _draw_random(ax, ks, bands.get((bench, gpu)))

@@ -9,8 +9,10 @@ lists). Missing values are JSON ``null``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import pandas as pd
 from bat.analysis.compare import assess
 from bat.analysis.compare.assess import Analysis
 from bat.analysis.compare.campaign import Campaign
+from bat.analysis.compare.forked import run_forked
 from bat.analysis.compare.methodology import Methodology
 from bat.analysis.compare.store import RunRecord
 from bat.core.atomic import write_text
@@ -244,22 +247,36 @@ def _plain(obj: Any) -> Any:
 
 
 def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: list[RunRecord], *,
-                  plots: bool = True) -> dict[str, Path]:
-    """``summary.md``, ``results.json``, ``iohprofiler/`` and (unless ``plots`` is False) ``plots/*.png``."""
+                  plots: bool = True, processes: int = 1) -> dict[str, Path]:
+    """``summary.md``, ``results.json``, ``iohprofiler/`` and (unless ``plots`` is False) ``plots/*.png``.
+
+    With ``processes`` > 1 the figures are drawn on that many forked processes (``forked.run_forked``) while
+    this one writes the rest: the same files.
+    """
     out.mkdir(parents=True, exist_ok=True)
     paths = {"summary": out / "summary.md", "json": out / "results.json"}
-    write_text(paths["summary"], markdown(campaign, analysis))
-    write_json(paths["json"], campaign, analysis, records)
-    if analysis.methodology is not None:
-        paths["iohprofiler"] = write_iohprofiler(out / "iohprofiler", campaign, analysis.methodology)
+    m = analysis.methodology
+    jobs: list[Callable[[], list[Path]]] = []
     if plots:
-        from bat.analysis.compare.plots import convergence_plots
+        from bat.analysis.compare.methodology import AXES
+        from bat.analysis.compare.plots import convergence_names, convergence_plots, random_bands
         from bat.analysis.compare.score_plots import ecdf_plots, score_plots
 
-        figures = convergence_plots(campaign, records, out / "plots")
-        if analysis.methodology is not None:
-            figures += score_plots(analysis.methodology, out / "plots") + ecdf_plots(analysis.methodology,
-                                                                                   out / "plots")
-        for p in figures:
-            paths[p.stem] = p
+        random_bands(campaign)  # computed here once, not in each process
+        where = out / "plots"
+        jobs += [functools.partial(convergence_plots, campaign, records, where, [name])
+                 for name in convergence_names(campaign)]
+        if m is not None:
+            m.hitting_times()
+            jobs += [functools.partial(draw, m, where, [axis]) for draw in (score_plots, ecdf_plots) for axis in AXES]
+
+    def the_rest() -> None:
+        write_text(paths["summary"], markdown(campaign, analysis))
+        write_json(paths["json"], campaign, analysis, records)
+        if m is not None:
+            paths["iohprofiler"] = write_iohprofiler(out / "iohprofiler", campaign, m)
+
+    figures, _ = run_forked(jobs, processes, the_rest)
+    for p in (p for drawn in figures for p in drawn):
+        paths[p.stem] = p
     return paths

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,12 @@ def _band(per_run: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @styled
-def score_plots(m: Methodology, out: Path) -> list[Path]:
-    """``score_<axis>.png`` for both axes."""
+def score_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Path]:
+    """``score_<axis>.png`` for each of ``axes`` (both by default)."""
     paths = []
-    for axis in AXES:
-        fig, axes = panels(len(m.targets))
-        for ax, t in zip(axes, m.targets, strict=True):
+    for axis in axes:
+        fig, panes = panels(len(m.targets))
+        for ax, t in zip(panes, m.targets, strict=True):
             for label, scores in t.scores.items():
                 s = scores[axis]
                 if len(s.x) == 0:
@@ -61,14 +62,14 @@ def score_plots(m: Methodology, out: Path) -> list[Path]:
 
 
 @styled
-def ecdf_plots(m: Methodology, out: Path) -> list[Path]:
-    """``ecdf_<axis>.png`` for both axes."""
+def ecdf_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Path]:
+    """``ecdf_<axis>.png`` for each of ``axes`` (both by default)."""
     hits = m.hitting_times()
     paths = []
-    for axis in AXES:
+    for axis in axes:
         column = "evaluations" if axis == "evaluations" else "seconds"
-        fig, axes = panels(len(m.targets))
-        for ax, t in zip(axes, m.targets, strict=True):
+        fig, panes = panels(len(m.targets))
+        for ax, t in zip(panes, m.targets, strict=True):
             ladder = t.ladder
             if axis == "evaluations":
                 grid = np.arange(1, t.evaluations + 1)

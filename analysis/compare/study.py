@@ -10,6 +10,8 @@ a notebook call alike.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +25,7 @@ from bat.analysis.compare.execute import CampaignRun, run_campaign
 from bat.analysis.compare.methodology import parse_success
 from bat.analysis.compare.presets import preset as get_preset
 from bat.analysis.compare.report import write_outputs
+from bat.analysis.compare.warm import warm_up
 from bat.core.atomic import check_output_folder
 from bat.core.hyperparams import read_options_file
 from bat.core.locking import FolderLock
@@ -106,6 +109,13 @@ class Comparison:
         return self.analysis.gate is not None and not self.analysis.gate.passed
 
 
+def figure_processes(workers: int, scheduler: str | None) -> int:
+    """Processes that draw a campaign's figures: its local workers, or this machine's CPUs for a Dask run."""
+    if scheduler is None:
+        return workers
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None = None, alpha: float = 0.05,
             cles_threshold: float = 0.4, success: str = "noise", workers: int = 1, scheduler: str | None = None,
             plots: bool = True, progress: Callable[[int, int], None] | None = None) -> Comparison:
@@ -115,9 +125,12 @@ def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None 
     gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
     out = check_output_folder(Path(out), what="--out")
     with FolderLock(out, "--out"):  # a second campaign on this folder fails naming this one
-        done = run_campaign(campaign, out, workers=workers, scheduler=scheduler, progress=progress)
+        parallel = campaign.backend != "live" and (workers > 1 or scheduler is not None)
+        done = run_campaign(campaign, out, workers=workers, scheduler=scheduler, progress=progress,
+                            alongside=functools.partial(warm_up, campaign, plots=plots))
         result = analyse(campaign, done.records, alpha=alpha, success=success)
         if base is not None:
             result.gate = gate(result, base, source=str(baseline), alpha=alpha, cles_threshold=cles_threshold)
-        paths = write_outputs(out, campaign, result, done.records, plots=plots)
+        paths = write_outputs(out, campaign, result, done.records, plots=plots,
+                              processes=figure_processes(workers, scheduler) if parallel else 1)
     return Comparison(done, result, paths, Path(baseline) if baseline else None, gated)
