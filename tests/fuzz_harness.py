@@ -20,6 +20,9 @@ import gzip
 import io
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -156,11 +159,65 @@ def snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return seen
 
 
+class Hang(BaseException):
+    """An example past ``TIME_LIMIT_S`` (a BaseException: the CLI's catch-all must not report it as exit 1)."""
+
+
+@contextlib.contextmanager
+def time_limit(what: str) -> Any:
+    """Raise ``Hang`` in the code under test past ``TIME_LIMIT_S`` (a real hang would block the process
+    forever; the alarm ends it and names it). Only a timer where signals can be had (the main thread)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def ring(*_: Any) -> None:
+        raise Hang(f"a hang: {what} past {TIME_LIMIT_S} s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+#: every how many command lines ``run_cli`` also runs the same command line as a process of its own and
+#: demands the same exit status and error line (0: never); the bench sets it, the CI test has its own sample
+CROSS_CHECK_EVERY = [0]
+#: (command lines run, of which cross-checked out of process) since the process started
+COUNTS = [0, 0]
+
+
+def run_out_of_process(folder: Path, files: dict[str, bytes], argv: list[str]) -> tuple[int, str]:
+    """``bat argv`` as a process of its own in ``folder`` (with ``files``): its exit status and stderr."""
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    env = dict(os.environ, BAT_DATA_DIR=str(folder / "bat-data"), PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", "import sys; from bat.cli import main; sys.exit(main())", *argv],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=TIME_LIMIT_S + 30)
+    return done.returncode, done.stderr
+
+
 def run_cli(folder: Path, files: dict[str, bytes], argv: list[str],
             result: Callable[[Path], None] | None = None) -> int:
-    """Write ``files`` into ``folder``, run ``bat argv`` there and check the property; the exit status."""
+    """Write ``files`` into ``folder``, run ``bat argv`` there in this process (the CLI's own ``main``, its
+    streams captured) and check the property; the exit status. Every ``CROSS_CHECK_EVERY``-th command line
+    also runs out of process (in a sibling folder), and both must give the same status and error line."""
     from bat.cli import main
 
+    COUNTS[0] += 1
+    other = None
+    if CROSS_CHECK_EVERY[0] and COUNTS[0] % CROSS_CHECK_EVERY[0] == 0:
+        COUNTS[1] += 1
+        (folder / "out-of-process").mkdir()
+        code_, stderr = run_out_of_process(folder / "out-of-process", files, argv)
+        other = code_, _error_line(stderr.replace(str(folder / "out-of-process"), "FOLDER"))
+        folder = folder / "in-process"
+        folder.mkdir()
     for name, data in files.items():
         (folder / name).write_bytes(data)
     before = snapshot(folder)
@@ -170,11 +227,14 @@ def run_cli(folder: Path, files: dict[str, bytes], argv: list[str],
     start = time.perf_counter()
     try:
         os.chdir(folder)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), time_limit(f"bat {argv}"):
             code = main(list(argv))
     finally:
         os.chdir(cwd)
     took = time.perf_counter() - start
+    if other is not None:
+        mine = code, _error_line(err.getvalue().replace(str(folder), "FOLDER"))
+        assert mine == other, f"in process {mine}, out of process {other}: bat {argv}"
     shown = f"bat {' '.join(argv)} on {sorted(files)}: exit {code} in {took:.1f} s; stderr {err.getvalue()[:500]!r}"
     assert took < TIME_LIMIT_S, "a hang: " + shown
     assert code in (0, 2), shown
@@ -187,13 +247,19 @@ def run_cli(folder: Path, files: dict[str, bytes], argv: list[str],
     return code
 
 
+def _error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    return lines[-1] if lines else ""
+
+
 def library_call(call: Callable[[], Any], what: str) -> None:
     """``call`` returns or raises a BatError with a one-line message; anything else fails."""
     from bat.core.errors import BatError
 
     start = time.perf_counter()
     try:
-        call()
+        with time_limit(what):
+            call()
     except BatError as exc:
         assert "\n" not in str(exc).strip() or what == "tolerate-newline", f"{what}: a message of several lines"
     assert time.perf_counter() - start < TIME_LIMIT_S, f"{what}: a hang"
@@ -294,7 +360,8 @@ def _check_protocol(lines: list[bytes], folder: Path) -> None:
     problem = Problem(space=SPACE, backend=Toy(), budget=Budget(max_evals=3), observers=[TraceRecorder(SPACE.names)])
     out = io.BytesIO()
     start = time.perf_counter()
-    outcome = Session(problem, seed=1).run(iter([line.replace(b"\n", b" ") + b"\n" for line in lines]), out)
+    with time_limit("protocol session"):
+        outcome = Session(problem, seed=1).run(iter([line.replace(b"\n", b" ") + b"\n" for line in lines]), out)
     assert time.perf_counter() - start < TIME_LIMIT_S
     replies = [json.loads(r) for r in out.getvalue().splitlines()]
     assert len(replies) == outcome.requests, (lines, replies)

@@ -123,9 +123,22 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+_COMMAND: dict[tuple[int, ...], Any] = {}
+
+
+def _command() -> Any:
+    """The click command typer builds from ``app``, built once per set of command callbacks (typer rebuilds
+    it on every call, reading every signature: most of the time of a short command line)."""
+    key = tuple(id(info.callback) for info in app.registered_commands)
+    if key not in _COMMAND:
+        _COMMAND.clear()
+        _COMMAND[key] = typer.main.get_command(app)
+    return _COMMAND[key]
+
+
 def _run(args: list[str], debug: bool) -> int:
     try:
-        code = app(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
+        code = _command()(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
     except typer.Exit as exc:
         return exc.exit_code
     except _Interrupted as exc:  # a journalled run's (RunInterrupted) names its journal
