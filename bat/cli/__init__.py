@@ -25,6 +25,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 
 from bat.cli import output
 from bat.cli.output import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from bat.core import quarantine
 from bat.core.errors import BatError
 
 __all__ = ["EXIT_FOUND", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
@@ -115,8 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     output.configure(json_output=json_output, quiet=quiet, command=_command_name(args))
     if json_output and output.mode.command == "serve":  # its stdout is the protocol's: not even an error there
         return _fail("bat serve speaks the protocol on stdout: --json is not available there", EXIT_USAGE, debug)
+    quarantine.forget()
     try:
         code = _run(args, debug)
+        if code in (EXIT_OK, EXIT_FOUND):  # whatever it showed rests on these: marked, in every command
+            output.mark_quarantined(quarantine.seen())
         output.emit(code, output.mode.error if code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED) else None)
     finally:  # the mode is this command line's: whatever runs next in this process prints normally
         output.configure(json_output=False, quiet=False, command="")

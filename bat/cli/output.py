@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -174,6 +175,21 @@ def error_line(line: str) -> None:
 def document(data: dict[str, Any]) -> None:
     """The command's result as one JSON document (printed by ``emit`` under ``--json``)."""
     mode.document = data
+
+
+def mark_quarantined(datasets: list[dict[str, Any]]) -> None:
+    """Mark a command's output drawn on datasets with quarantined rows (bat.core.quarantine): a line on stdout
+    after it, and ``quarantined`` in its ``--json`` document. Nothing when there are none."""
+    from bat.cli.console import shown_path
+
+    if not datasets:
+        return
+    for d in datasets:
+        say("[bold yellow]quarantined:[/] this output draws on {}, which holds {} quarantined suspect rows "
+            "(imported with --allow-suspect; excluded from every time shown, column 'suspect')",
+            shown_path(Path(d["dataset"])), d["rows"])
+    if mode.json:
+        mode.document = {**(mode.document or {}), "quarantined": datasets}
 
 
 def emit(code: int, error: str | None = None) -> None:

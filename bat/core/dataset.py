@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bat.core import quarantine
 from bat.core.atomic import publish
 from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
 from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError
@@ -261,7 +262,9 @@ class Dataset:
             raise DatasetError(f"{path}: lacks columns {missing} (a dataset has its parameters and "
                                f"{', '.join(CORE_COLUMNS)})")
         frame["times_ms"] = frame["times_ms"].map(_as_float_list)
-        return cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
+        loaded = cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
+        quarantine.note(str(path), quarantine.count(loaded.meta.extra, frame.get("suspect")))
+        return loaded
 
     @staticmethod
     def read_columns(path: str | Path) -> list[str]:
