@@ -113,3 +113,21 @@ def test_one_file_named_two_ways_is_one_mark(folder, monkeypatch) -> None:
     assert quarantine.seen() == [{"dataset": DATA, "rows": 1}]
     quarantine.forget()
     assert quarantine.seen() == []
+
+
+def test_serve_marks_on_stderr_not_in_the_protocol(tmp_path, monkeypatch, capsys) -> None:
+    import io
+    import sys
+
+    cache(first_cache_record(lambda r: r.update(time=-36.7)))(tmp_path / "c.json")
+    assert run_in(tmp_path, monkeypatch, ["import", "c.json", "-b", "pnpoly", "--gpu", "QUARANTINE_GPU",
+                                          "--allow-suspect", "-o", "q.parquet"]) == 0
+    (tmp_path / "bat-data" / "datasets").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "q.parquet").rename(tmp_path / "bat-data" / "datasets" / "q.parquet")
+    capsys.readouterr()
+    lines = b'{"type": "hello", "protocol": 1, "tuner": "t"}\n{"type": "done"}\n'
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(lines)))
+    assert run_in(tmp_path, monkeypatch, ["serve", "-b", "pnpoly", "--gpu", "QUARANTINE_GPU", "-n", "2"]) == 0
+    captured = capsys.readouterr()
+    assert all(json.loads(line) for line in captured.out.splitlines())  # only protocol replies on stdout
+    assert "quarantined: this output draws on" in captured.err and "q.parquet" in captured.err

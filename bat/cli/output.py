@@ -179,13 +179,15 @@ def document(data: dict[str, Any]) -> None:
 
 def mark_quarantined(datasets: list[dict[str, Any]]) -> None:
     """Mark a command's output drawn on datasets with quarantined rows (bat.core.quarantine): a line on stdout
-    after it, and ``quarantined`` in its ``--json`` document. Nothing when there are none."""
+    after it (stderr for ``bat serve``), and ``quarantined`` in its ``--json`` document. Nothing when there are
+    none."""
     from bat.cli.console import shown_path
 
     if not datasets:
         return
+    line = say_err if mode.command == "serve" else say  # bat serve's stdout is the protocol's
     for d in datasets:
-        say("[bold yellow]quarantined:[/] this output draws on {}, which holds {} quarantined suspect rows "
+        line("[bold yellow]quarantined:[/] this output draws on {}, which holds {} quarantined suspect rows "
             "(imported with --allow-suspect; excluded from every time shown, column 'suspect')",
             shown_path(Path(d["dataset"])), d["rows"])
     if mode.json:
