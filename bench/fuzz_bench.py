@@ -51,7 +51,8 @@ def one(name: str, examples: int, minutes: float, cross_check_every: int) -> dic
         try:  # chunks of fresh random examples, so that the time limit is kept
             chunk(min(1000, examples - count[0]))
         except (Exception, fuzz_harness.Hang) as exc:  # hypothesis re-raises the shrunk failure: a finding
-            failures.append(f"{type(exc).__name__}: {str(exc)[:600]}")
+            notes = " ".join(getattr(exc, "__notes__", []))  # hypothesis's "Falsifying example: ..."
+            failures.append(f"{type(exc).__name__}: {str(exc)[:600]} {notes[:4000]}")
     seconds = time.perf_counter() - start
     return {"format": name, "examples": count[0], "failures": failures, "seconds": round(seconds, 1),
             "per_second": round(count[0] / seconds, 1) if seconds else 0.0,

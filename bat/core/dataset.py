@@ -317,10 +317,19 @@ def _as_float_list(value: object) -> list[float]:
 def make_frame(
     parameters: tuple[str, ...] | list[str],
     rows: list[Mapping[str, Any]],
+    where: str = "the data",
 ) -> pd.DataFrame:
-    """Build a dataset frame from row dicts, filling core columns with defaults."""
+    """Build a dataset frame from row dicts, filling core columns with defaults. A parameter named twice, or
+    named like a column of every dataset (``status``, ``objective_ms``, ...), is refused naming ``where``:
+    one name, one column."""
     import pandas as pd
 
+    seen: set[str] = set()
+    for name in parameters:
+        if name in seen or name in CORE_COLUMNS:
+            why = "twice" if name in seen else "like a column of every dataset"
+            raise DatasetError(f"{where}: the parameter {str(name)[:80]!r} is named {why}; one name, one column")
+        seen.add(name)
     frame = pd.DataFrame.from_records(list(rows))
     for col, default in (
         ("status", Status.OK.value),
