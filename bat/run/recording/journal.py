@@ -94,7 +94,10 @@ class Journal:
         path = Path(path)
         if not path.is_file():
             raise DatasetError(f"{path}: no journal to resume")
-        regular_file(path, MAX_JOURNAL_BYTES)  # a link to /dev/zero or a FIFO is refused before it is opened
+        try:  # a link to /dev/zero or a FIFO is refused before it is opened
+            regular_file(path, MAX_JOURNAL_BYTES)
+        except InputLimitError as exc:
+            raise DatasetError(str(exc)) from None
         fd = _locked(path)
         try:
             return cls._read(path, fd, kind, fields, header_fields)
@@ -114,7 +117,7 @@ class Journal:
               header_fields: Mapping[str, tuple[type, ...]]) -> Journal:
         size = os.fstat(fd).st_size  # the file opened, not the name: it may have been swapped since the check
         if size > MAX_JOURNAL_BYTES:
-            raise InputLimitError(f"{path}: {size} bytes, over the limit of {MAX_JOURNAL_BYTES} bytes of a journal")
+            raise DatasetError(f"{path}: {size} bytes, over the limit of {MAX_JOURNAL_BYTES} bytes of a journal")
         data = os.pread(fd, size, 0)
         lines, good_end = [], 0
         for raw, end in _complete_lines(data):
@@ -128,9 +131,6 @@ class Journal:
             except InputLimitError as exc:
                 raise DatasetError(str(exc)) from None
             good_end = end
-        if good_end < len(data):
-            os.ftruncate(fd, good_end)
-            os.fsync(fd)
         header = lines[0] if lines else None
         if not isinstance(header, dict) or header.get("kind") != kind:
             raise DatasetError(f"{path}: not a journal of kind {kind!r} (no such header line)")
@@ -139,6 +139,9 @@ class Journal:
         _check_fields(header, header_fields, f"{path}: line 1 (the header)")
         for number, record in enumerate(lines[1:], start=2):
             _check_fields(record, fields, f"{path}: line {number}")
+        if good_end < len(data):  # cut only a journal that is otherwise whole: a refused one stays as it was
+            os.ftruncate(fd, good_end)
+            os.fsync(fd)
         return cls(path, header, lines[1:], fd)
 
     # -- writing ---------------------------------------------------------------
