@@ -222,13 +222,27 @@ class Dataset:
 
     # -- disk ----------------------------------------------------------------
     def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
-        """Write the dataset atomically (``overwrite=False``: never replace an existing file)."""
+        """Write the dataset atomically (``overwrite=False``: never replace an existing file).
+
+        What is written reads back: a column Arrow cannot store (an integer beyond 64 bits, values of mixed
+        kinds) or metadata outside the readers' limits (NaN or an infinity taken from a source file, nesting,
+        digits) is refused naming the column or the limit, before anything is written."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(self.frame.reset_index(drop=True), preserve_index=False)
+        frame = self.frame.reset_index(drop=True)
+        try:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+        except (OverflowError, pa.ArrowException) as exc:
+            raise DatasetError(f"{path}: column {_unstorable(frame)!r} holds a value a dataset cannot store "
+                               f"({' '.join(str(exc).split())[:200]})") from None
+        text = self.meta.to_json()
+        try:
+            loads(text, f"{path}: the metadata to write")
+        except (InputLimitError, json.JSONDecodeError) as exc:
+            raise DatasetError(f"{exc} (taken from the source; a dataset's metadata must read back)") from None
         meta = dict(table.schema.metadata or {})
-        meta[META_KEY] = self.meta.to_json().encode()
+        meta[META_KEY] = text.encode()
         meta[b"bat_parameters"] = json.dumps(list(self.parameters)).encode()
         table = table.replace_schema_metadata(meta)
         return publish(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"), overwrite=overwrite)
@@ -298,6 +312,18 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
     "problem_size": (dict,), "input_recipe": (dict,), "extra": (dict,), "partial": (bool,),
     "n_expected": (int, type(None)), "space": (dict, type(None)),
 }
+
+
+def _unstorable(frame: Any) -> str:
+    """The first column of ``frame`` that Arrow cannot convert ("?" when each converts alone)."""
+    import pyarrow as pa
+
+    for column in frame.columns:
+        try:
+            pa.Array.from_pandas(frame[column])
+        except (OverflowError, pa.ArrowException):
+            return str(column)[:80]
+    return "?"
 
 
 def _regular(path: Path) -> None:
