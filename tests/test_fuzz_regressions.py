@@ -53,11 +53,23 @@ def _counter_named_status(result: dict) -> None:
     counters.append(dict(counters[0], Name="status"))
 
 
-#: (id, file name, content) of KTT files (benchmark coulomb); the first found by bench/fuzz_bench.py
-#: (2026-11-25: an internal error), the second its neighbour found by hand (a counter overwrote a column)
+def _ktt_header(change) -> bytes:
+    raw = ktt_base()
+    change(raw["Metadata"])
+    return json.dumps(raw).encode()
+
+
+#: (id, file name, content) of KTT files (benchmark coulomb), found by bench/fuzz_bench.py on 2026-11-25 (internal
+#: errors, or a dataset written that could not be read back), with neighbours found by hand (marked "hand")
 FOUND_KTT = [
     ("ktt-parameter-named-twice", "k.json", _ktt(_repeat_parameter)),
-    ("ktt-counter-named-like-a-column", "k.json", _ktt(_counter_named_status)),
+    ("ktt-counter-named-like-a-column-hand", "k.json", _ktt(_counter_named_status)),
+    ("ktt-global-size-beyond-64-bits", "k.json",
+     _ktt(lambda r: r["ComputationResults"][0]["GlobalSize"].update(X=10**25))),
+    ("ktt-registers-beyond-64-bits-hand", "k.json",
+     _ktt(lambda r: r["ComputationResults"][0]["CompilationData"].update(RegistersCount=10**25))),
+    ("ktt-metadata-infinity", "k.json", _ktt_header(lambda m: m.update(ComputeApi=float("inf")))),
+    ("ktt-metadata-nan-hand", "k.json", _ktt_header(lambda m: m.update(Platform=float("nan")))),
 ]
 
 
