@@ -36,6 +36,11 @@ def test_in_process_equals_out_of_process(name: str, monkeypatch: pytest.MonkeyP
 def test_a_hang_is_named_not_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    monkeypatch.setattr(fuzz_harness, "TIME_LIMIT_S", 0.2)
-    with pytest.raises(fuzz_harness.Hang, match="a hang: sleeper"), fuzz_harness.time_limit("sleeper"):
+    monkeypatch.setattr(fuzz_harness, "WALL_LIMIT_S", 0.2)  # blocked, no CPU used: the wall clock ends it
+    with pytest.raises(fuzz_harness.Hang, match=r"a hang: sleeper past 0\.2 s"), fuzz_harness.time_limit("sleeper"):
         time.sleep(5)
+    monkeypatch.setattr(fuzz_harness, "WALL_LIMIT_S", 60.0)
+    monkeypatch.setattr(fuzz_harness, "TIME_LIMIT_S", 0.2)  # busy: the CPU clock ends it, whatever the load
+    with pytest.raises(fuzz_harness.Hang, match="of CPU time"), fuzz_harness.time_limit("spinner"):
+        while True:
+            pass

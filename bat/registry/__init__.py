@@ -38,6 +38,7 @@ from bat.core import quarantine
 from bat.core.benchmark import Benchmark, load_benchmark
 from bat.core.dataset import Dataset, DatasetMeta
 from bat.core.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
+from bat.core.limits import MAX_DATA_BYTES, regular_file
 from bat.core.tuner import Tuner, TunerEntry, parse_tuner_options
 from bat.core.userdata import datasets_dir
 
@@ -232,6 +233,8 @@ def _shipped() -> tuple[tuple[str, Path], ...]:
 def shipped_roots() -> list[tuple[str, Path]]:
     """(label, folder) of the read-only datasets installed with packages (``BAT_RESULTS`` replaces them)."""
     env = os.environ.get("BAT_RESULTS")
+    if env and not Path(env).is_dir():  # it replaces the shipped data: naming no folder is an error, not "no data"
+        raise DatasetError(f"BAT_RESULTS {env}: not a folder (it replaces the shipped datasets)")
     return [("shipped", Path(env))] if env else list(_shipped())
 
 
@@ -327,6 +330,8 @@ def resolve_dataset(ref: str | Path) -> DatasetEntry:
 
 def _resolve_dataset(ref: str | Path) -> DatasetEntry:
     path = Path(ref)
+    if os.path.lexists(path) and not path.is_file() and not path.is_dir():  # a FIFO, a device: named as such
+        regular_file(path, MAX_DATA_BYTES)
     if path.is_file():
         for e in dataset_entries():
             if e.path.resolve() == path.resolve():
