@@ -39,6 +39,7 @@ from bat.analysis.score import aggregate, run_curve, score_runs, target_baseline
 from bat.analysis.sizes import size_row
 from bat.analysis.speedup import DEFINITIONS, max_speedup_over_median, speedup_over_default
 from bat.analysis.surrogate import surrogate_fitness
+from bat.core import quarantine
 from bat.core.atomic import write_text
 from bat.core.errors import UnknownNameError
 
@@ -248,9 +249,9 @@ def write_report(results: list[dict[str, Any]], settings: AnalyzeSettings, out: 
     values = {r["benchmark"]: {r["gpus"][g]: v[definition]["value"] for g, v in r["speedup"]["values"].items()}
               for r in results}  # GPUs by name, as in every other figure
     plots.plot_speedup(values, f"{definition}: {DEFINITIONS[definition]}", out / "figures" / "speedup")
-    payload = {"settings": settings.to_dict(), "benchmarks": results}
+    payload = {"settings": settings.to_dict(), "benchmarks": results, "quarantined": quarantine.seen()}
     write_text(out / "results.json", json.dumps(payload, indent=1, default=_json_default))
-    return write_text(out / "report.md", markdown(results, settings.to_dict(), out))
+    return write_text(out / "report.md", quarantine.markdown_mark() + markdown(results, settings.to_dict(), out))
 
 
 def _json_default(v: Any) -> Any:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fuzz_harness import cache_base, dataset_meta_base, run_cli, t4_base
+from fuzz_harness import cache_base, dataset_meta_base, ktt_base, run_cli, t4_base
 
 from bat.core.dataset import _META_TYPES, DatasetMeta
 from bat.core.errors import DatasetError
@@ -38,9 +38,57 @@ FOUND = [
 ]
 
 
+def _ktt(change) -> bytes:
+    raw = ktt_base()
+    change(raw["Results"][0])
+    return json.dumps(raw).encode()
+
+
+def _repeat_parameter(result: dict) -> None:
+    result["Configuration"].append(dict(result["Configuration"][1]))
+
+
+def _counter_named_status(result: dict) -> None:
+    counters = result["ComputationResults"][0]["ProfilingData"]["Counters"]
+    counters.append(dict(counters[0], Name="status"))
+
+
+def _ktt_header(change) -> bytes:
+    raw = ktt_base()
+    change(raw["Metadata"])
+    return json.dumps(raw).encode()
+
+
+#: (id, file name, content) of KTT files (benchmark coulomb), found by bench/fuzz_bench.py on 2026-11-25 (internal
+#: errors, or a dataset written that could not be read back), with neighbours found by hand (marked "hand")
+FOUND_KTT = [
+    ("ktt-parameter-named-twice", "k.json", _ktt(_repeat_parameter)),
+    ("ktt-counter-named-like-a-column-hand", "k.json", _ktt(_counter_named_status)),
+    ("ktt-global-size-beyond-64-bits", "k.json",
+     _ktt(lambda r: r["ComputationResults"][0]["GlobalSize"].update(X=10**25))),
+    ("ktt-registers-beyond-64-bits-hand", "k.json",
+     _ktt(lambda r: r["ComputationResults"][0]["CompilationData"].update(RegistersCount=10**25))),
+    ("ktt-metadata-infinity", "k.json", _ktt_header(lambda m: m.update(ComputeApi=float("inf")))),
+    ("ktt-metadata-nan-hand", "k.json", _ktt_header(lambda m: m.update(Platform=float("nan")))),
+]
+
+
 @pytest.mark.parametrize(("name", "content"), [(n, c) for _, n, c in FOUND], ids=[i for i, _, _ in FOUND])
 def test_a_found_input_is_refused_in_one_line(name: str, content: bytes, tmp_path: Path) -> None:
     assert run_cli(tmp_path, {name: content}, ["import", name, "-b", "pnpoly", "-o", "d.parquet"]) == 2
+
+
+@pytest.mark.parametrize(("name", "content"), [(n, c) for _, n, c in FOUND_KTT], ids=[i for i, _, _ in FOUND_KTT])
+def test_a_found_ktt_input_is_refused_in_one_line(name: str, content: bytes, tmp_path: Path) -> None:
+    assert run_cli(tmp_path, {name: content}, ["import", name, "-b", "coulomb", "-o", "d.parquet"]) == 2
+
+
+def test_a_parameter_named_like_a_column_is_refused_by_every_importer() -> None:
+    from bat.core.dataset import make_frame
+
+    for names in (["x", "x"], ["status"], ["objective_ms", "y"]):
+        with pytest.raises(DatasetError, match="one name, one column"):
+            make_frame(names, [], "f.json")
 
 
 @pytest.mark.parametrize(("key", "value"), [("space_file", None), ("benchmark", 5), ("partial", "yes"),

@@ -102,7 +102,8 @@ def test_the_library_resumes_like_bat_run(tmp_path: Path, tuner: str) -> None:
 def test_a_live_or_different_run_is_never_taken_over(tmp_path: Path) -> None:
     trace = tmp_path / "run.parquet"
     alive = open_checkpoint(trace, _header(), resume=False)
-    alive.journal.append({"config": {}, "status": "ok"})
+    alive.journal.append({"config": {}, "status": "ok", "objective_ms": 1.0, "times_ms": [1.0], "compile_ms": None,
+                          "cost_s": 0.0, "message": "", "extra": {}})
     other_seed = open_checkpoint(trace, _header(seed=5), resume=False)
     other_seed.journal.close()
     second = open_checkpoint(trace, _header(), resume=True)  # the first is locked by its (live) run

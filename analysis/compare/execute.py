@@ -56,8 +56,8 @@ import pandas as pd
 
 from bat.analysis.compare.campaign import Campaign, RunSpec
 from bat.analysis.compare.forked import fork_is_safe
-from bat.analysis.compare.store import Encoded, RunRecord, RunStore
-from bat.core.errors import MissingDependencyError
+from bat.analysis.compare.store import FILE_NAME, Encoded, RunRecord, RunStore
+from bat.core.errors import DatasetError, MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
 from bat.run.driver import run_tuner
@@ -208,6 +208,24 @@ def _target_of(spec: RunSpec) -> tuple[str, str, str, str, tuple[str, ...]]:
     return spec.benchmark, spec.gpu, spec.backend, spec.dataset, spec.prior
 
 
+def stored_runs(store: RunStore, specs: list[RunSpec], done: set[str]) -> dict[str, RunRecord]:
+    """The runs of ``specs`` that ``store`` holds (``done``), each checked (``RunStore.read``) and stored for
+    this very run (its ``spec``); DatasetError naming the store otherwise."""
+    reused = store.read([s.run_id for s in specs if s.run_id in done])
+    for spec in specs:
+        if spec.run_id in reused and _canonical(reused[spec.run_id].meta["spec"]) != _canonical(asdict(spec)):
+            raise DatasetError(f"{store.path}: run {spec.run_id!r} was stored for another run than this "
+                               "campaign's (its 'spec' differs); use another --out or remove the file")
+    return reused
+
+
+def check_store(campaign: Campaign, out: str | Path) -> None:
+    """Refuse a damaged store in ``out`` before anything is written there (a lock file included)."""
+    if os.path.lexists(Path(out) / FILE_NAME):
+        with RunStore(out) as store:
+            stored_runs(store, campaign.runs(), store.done_ids())
+
+
 def run_campaign(
     campaign: Campaign,
     out: str | Path,
@@ -244,7 +262,8 @@ def run_specs(
     fresh: dict[str, RunRecord] = {}
     with RunStore(out) as store:
         done = store.done_ids()
-        todo = [s for s in specs if s.run_id not in done]
+        reused = stored_runs(store, specs, done)  # read and checked before anything runs
+        todo = [s for s in specs if s.run_id not in reused]
         total, finished = len(specs), len(specs) - len(todo)
         if progress:
             progress(finished, total)
@@ -271,8 +290,6 @@ def run_specs(
                     if progress:
                         progress(finished, total)
             helper.wait()
-        # runs finished now are kept in memory; only the reused ones are read back
-        reused = store.read([s.run_id for s in specs if s.run_id not in fresh])
     records = [fresh.get(s.run_id) or reused[s.run_id] for s in specs]
     return CampaignRun(records, reused=len(specs) - len(todo), executed=len(todo),
                        wall_s=time.perf_counter() - start)
@@ -305,6 +322,10 @@ def _init_worker(parent_pid: int) -> None:
     """Worker initializer: the worker dies with the driver, and Ctrl-C goes to the driver, which stops the pool."""
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _on_pool(workers: int, chunks: list[list[RunSpec]],

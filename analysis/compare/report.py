@@ -25,6 +25,7 @@ from bat.analysis.compare.campaign import Campaign
 from bat.analysis.compare.forked import run_forked
 from bat.analysis.compare.methodology import Methodology
 from bat.analysis.compare.store import RunRecord
+from bat.core import quarantine
 from bat.core.atomic import write_text
 from bat.run.targets import NOISE_MODES
 
@@ -52,6 +53,7 @@ def write_json(path: Path, campaign: Campaign, analysis: Analysis, records: list
         "gate": None if gate is None else {
             "baseline": gate.baseline, "alpha": gate.alpha, "cles_threshold": gate.cles_threshold,
             "passed": gate.passed, "cells": _records(gate.cells), "not_in_baseline": gate.missing},
+        "quarantined": quarantine.seen(),
         "observations": _records(analysis.observations),
         "runs": [{"meta": r.meta, "trace": {c: _clean(r.trace[c].tolist()) for c in r.trace.columns}}
                  for r in records],
@@ -271,7 +273,7 @@ def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: li
             jobs += [functools.partial(draw, m, where, [axis]) for draw in (score_plots, ecdf_plots) for axis in AXES]
 
     def the_rest() -> None:
-        write_text(paths["summary"], markdown(campaign, analysis))
+        write_text(paths["summary"], quarantine.markdown_mark() + markdown(campaign, analysis))
         write_json(paths["json"], campaign, analysis, records)
         if m is not None:
             paths["iohprofiler"] = write_iohprofiler(out / "iohprofiler", campaign, m)

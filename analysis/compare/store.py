@@ -18,6 +18,15 @@ stopped instead of running again.
 Runs are encoded where they are made (``encode`` runs in the worker
 process), so the process that owns the file only inserts bytes. A
 ``RunRecord`` decodes its trace on first use.
+
+The store is read like every other input (bat.core.limits): a regular file
+(and regular ``-wal``/``-shm`` companions) of at most ``MAX_STORE_BYTES``,
+each stored run's metadata and trace at most ``MAX_RUN_BYTES``, the metadata
+JSON within the depth and digit limits and with its fields typed
+(``RUN_FIELDS``), its ``run_id`` the row's, its trace a readable Arrow
+stream. A file that is not such a store, or a damaged run, is refused in one
+line naming the file and the run (``read`` checks every run it returns, so
+a campaign checks the runs it reuses before it runs anything).
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bat.core.errors import DatasetError
+from bat.core.errors import DatasetError, InputLimitError
+from bat.core.limits import MAX_RUN_BYTES, MAX_STORE_BYTES, loads, regular_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,6 +48,11 @@ Encoded = tuple[str, str, bytes]
 FILE_NAME = "runs.sqlite"
 #: where campaigns kept their runs before the SQLite store (one Parquet trace per run)
 LEGACY_FOLDER = "runs"
+_NUMBER = (int, float, type(None))
+#: fields of a stored run's metadata that a campaign reads, with their JSON types (execute.execute_run)
+RUN_FIELDS: dict[str, tuple[type, ...]] = {
+    "run_id": (str,), "label": (str,), "benchmark": (str,), "gpu": (str,), "budgets": (list,),
+    "per_budget": (dict,), "spec": (dict,), "best_known_ms": _NUMBER}
 
 
 class RunRecord:
@@ -71,6 +86,43 @@ class RunRecord:
     def decode(cls, row: Encoded) -> RunRecord:
         _, meta, trace = row
         return cls(json.loads(meta), encoded_trace=trace)
+
+    @classmethod
+    def checked(cls, row: Any, where: str) -> RunRecord:
+        """A run as read from a store, checked (see the module docstring); DatasetError naming ``where``."""
+        if not (isinstance(row, tuple) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[1], str)
+                and isinstance(row[2], bytes)):
+            raise DatasetError(f"{where}: a row that is not (run_id text, meta text, trace bytes)")
+        run_id, meta_text, blob = row
+        where = f"{where}: run {run_id[:80]!r}"
+        for what, size in (("metadata", len(meta_text)), ("trace", len(blob))):
+            if size > MAX_RUN_BYTES:
+                raise DatasetError(f"{where}: {what} of {size} bytes, over the limit of {MAX_RUN_BYTES}")
+        try:
+            meta = loads(meta_text, f"{where}: metadata", finite=False)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{where}: metadata is not JSON ({exc})") from None
+        except InputLimitError as exc:
+            raise DatasetError(str(exc)) from None
+        if not isinstance(meta, dict):
+            raise DatasetError(f"{where}: metadata is a {type(meta).__name__}, not a JSON object")
+        for key, types in RUN_FIELDS.items():
+            value = meta.get(key)
+            if key not in meta or not isinstance(value, types) or isinstance(value, bool):
+                raise DatasetError(f"{where}: metadata field {key!r} missing or not "
+                                   f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}")
+        if meta["run_id"] != run_id:
+            raise DatasetError(f"{where}: its metadata names run {meta['run_id'][:80]!r}")
+        budgets = meta["budgets"]
+        if not budgets or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in budgets) or \
+                not all(isinstance(meta["per_budget"].get(str(b)), dict) for b in budgets):
+            raise DatasetError(f"{where}: metadata 'budgets' is not a list of positive integers, each with its "
+                               "result in 'per_budget'")
+        try:
+            trace = decode_trace(blob)
+        except Exception as exc:  # pyarrow raises several kinds for a blob that is not its stream
+            raise DatasetError(f"{where}: the trace is not an Arrow stream ({type(exc).__name__})") from None
+        return cls(meta, trace)
 
 
 def encode_trace(frame: pd.DataFrame) -> bytes:
@@ -127,10 +179,21 @@ class RunStore:
     def __init__(self, out: str | Path) -> None:
         self.path = Path(out) / FILE_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():
+        if not os.path.lexists(self.path):
             _create(self.path)
-        self._db = sqlite3.connect(self.path, timeout=60)
-        self._db.execute("PRAGMA synchronous=NORMAL")  # atomic commits; fsync at checkpoints
+        for companion in (self.path, self.path.with_name(FILE_NAME + "-wal"), self.path.with_name(FILE_NAME + "-shm")):
+            if os.path.lexists(companion):  # a FIFO would block SQLite, a link to /dev/zero would feed it forever
+                regular_file(companion, MAX_STORE_BYTES)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=60)
+            self._db.execute("PRAGMA synchronous=NORMAL")  # atomic commits; fsync at checkpoints
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(runs)")]
+        except sqlite3.DatabaseError as exc:
+            raise DatasetError(f"{self.path}: not a run store of bat compare ({exc})") from None
+        if columns != ["run_id", "meta", "trace"]:
+            self._db.close()
+            raise DatasetError(f"{self.path}: not a run store of bat compare (table 'runs' has columns {columns[:8]}, "
+                               "not run_id, meta, trace)")
         self._adopt_parquet_runs(Path(out) / LEGACY_FOLDER)
 
     def _adopt_parquet_runs(self, folder: Path) -> None:
@@ -150,7 +213,10 @@ class RunStore:
         self.write(adopted)
 
     def done_ids(self) -> set[str]:
-        return {row[0] for row in self._db.execute("SELECT run_id FROM runs")}
+        try:
+            return {row[0] for row in self._db.execute("SELECT run_id FROM runs")}
+        except sqlite3.DatabaseError as exc:
+            raise DatasetError(f"{self.path}: a damaged run store ({exc})") from None
 
     def write(self, records: list[Encoded]) -> None:
         """Store encoded runs in one transaction (a run already stored is kept as it is)."""
@@ -158,14 +224,19 @@ class RunStore:
             self._db.executemany("INSERT OR IGNORE INTO runs VALUES (?, ?, ?)", records)
 
     def read(self, run_ids: list[str]) -> dict[str, RunRecord]:
-        """The stored runs among ``run_ids``, by id."""
+        """The stored runs among ``run_ids``, by id, each checked (``RunRecord.checked``)."""
         out: dict[str, RunRecord] = {}
         wanted = list(run_ids)
         for start in range(0, len(wanted), 500):  # SQLite's limit on bound parameters
             part = wanted[start:start + 500]
             marks = ",".join("?" * len(part))
-            for row in self._db.execute(f"SELECT run_id, meta, trace FROM runs WHERE run_id IN ({marks})", part):
-                out[row[0]] = RunRecord.decode(row)
+            try:
+                rows = self._db.execute(f"SELECT run_id, meta, trace FROM runs WHERE run_id IN ({marks})", part)
+                for row in rows:
+                    record = RunRecord.checked(row, str(self.path))
+                    out[record.run_id] = record
+            except sqlite3.DatabaseError as exc:
+                raise DatasetError(f"{self.path}: a damaged run store ({exc})") from None
         return out
 
     def close(self) -> None:

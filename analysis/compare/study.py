@@ -21,7 +21,7 @@ import pandas as pd
 from bat.analysis.compare.assess import Analysis, analyse, gate
 from bat.analysis.compare.baseline import check_overlap, load_baseline
 from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
-from bat.analysis.compare.execute import CampaignRun, run_campaign
+from bat.analysis.compare.execute import CampaignRun, check_store, run_campaign
 from bat.analysis.compare.methodology import parse_success
 from bat.analysis.compare.presets import preset as get_preset
 from bat.analysis.compare.report import write_outputs
@@ -124,6 +124,7 @@ def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None 
     base = load_baseline(baseline) if baseline else None  # and a baseline that could not gate this campaign
     gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
     out = check_output_folder(Path(out), what="--out")
+    check_store(campaign, out)  # a damaged run store is refused before the lock file is made
     with FolderLock(out, "--out"):  # a second campaign on this folder fails naming this one
         parallel = campaign.backend != "live" and (workers > 1 or scheduler is not None)
         done = run_campaign(campaign, out, workers=workers, scheduler=scheduler, progress=progress,

@@ -25,6 +25,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 
 from bat.cli import output
 from bat.cli.output import EXIT_FOUND, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from bat.core import quarantine
 from bat.core.errors import BatError
 
 __all__ = ["EXIT_FOUND", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "app", "main"]
@@ -115,17 +116,33 @@ def main(argv: list[str] | None = None) -> int:
     output.configure(json_output=json_output, quiet=quiet, command=_command_name(args))
     if json_output and output.mode.command == "serve":  # its stdout is the protocol's: not even an error there
         return _fail("bat serve speaks the protocol on stdout: --json is not available there", EXIT_USAGE, debug)
+    quarantine.forget()
     try:
         code = _run(args, debug)
+        if code in (EXIT_OK, EXIT_FOUND):  # whatever it showed rests on these: marked, in every command
+            output.mark_quarantined(quarantine.seen())
         output.emit(code, output.mode.error if code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED) else None)
     finally:  # the mode is this command line's: whatever runs next in this process prints normally
         output.configure(json_output=False, quiet=False, command="")
     return code
 
 
+_COMMAND: dict[tuple[int, ...], Any] = {}
+
+
+def _command() -> Any:
+    """The click command typer builds from ``app``, built once per set of command callbacks (typer rebuilds
+    it on every call, reading every signature: most of the time of a short command line)."""
+    key = tuple(id(info.callback) for info in app.registered_commands)
+    if key not in _COMMAND:
+        _COMMAND.clear()
+        _COMMAND[key] = typer.main.get_command(app)
+    return _COMMAND[key]
+
+
 def _run(args: list[str], debug: bool) -> int:
     try:
-        code = app(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
+        code = _command()(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
     except typer.Exit as exc:
         return exc.exit_code
     except _Interrupted as exc:  # a journalled run's (RunInterrupted) names its journal

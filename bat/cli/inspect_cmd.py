@@ -6,26 +6,46 @@ import json
 
 import typer
 
-from bat.cli.output import cell, document, markup, say
+from bat.cli.output import cell, document, markup, one_line, say
 
 
 def parse_config(text: str) -> dict[str, object]:
-    """A configuration from JSON (``{"MWG": 64, ...}``) or ``NAME=VALUE,NAME=VALUE``."""
+    """A configuration from JSON (``{"MWG": 64, ...}``) or ``NAME=VALUE,NAME=VALUE``, read within the limits of
+    every JSON reader (bat.core.limits: depth, digits, finite numbers, no name twice); each value a number, a
+    text or a boolean."""
+    from bat.core.errors import InputLimitError
+    from bat.core.limits import loads
+
+    def value_of(raw: str, where: str) -> object:
+        try:
+            return loads(raw, where)
+        except json.JSONDecodeError:
+            return None
+        except InputLimitError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
     text = text.strip()
     if text.startswith("{"):
-        try:
-            return dict(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise typer.BadParameter(f"--config is not valid JSON: {exc}") from None
-    config: dict[str, object] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = part.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"--config: {part!r} is not NAME=VALUE")
-        try:
-            config[name.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            config[name.strip()] = value.strip()
+        parsed = value_of(text, "--config")
+        if not isinstance(parsed, dict):
+            raise typer.BadParameter(f"--config is not a JSON object: {one_line(text)[:80]!r}")
+        config: dict[str, object] = parsed
+    else:
+        config = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, sep, raw = part.partition("=")
+            if not sep:
+                raise typer.BadParameter(f"--config: {one_line(part)[:80]!r} is not NAME=VALUE")
+            name = name.strip()
+            if name in config:
+                raise typer.BadParameter(f"--config: {one_line(name)[:80]!r} is given twice")
+            parsed = value_of(raw, f"--config {one_line(name)[:80]}")
+            config[name] = raw.strip() if parsed is None and raw.strip() != "null" else parsed
+    for name, value in config.items():
+        if value is None or isinstance(value, list | dict):
+            raise typer.BadParameter(f"--config: the value of {one_line(name)[:80]!r} is "
+                                     f"{'null' if value is None else 'a ' + type(value).__name__}; a value is a "
+                                     "number, a text or a boolean")
     return config
 
 

@@ -135,13 +135,15 @@ def backends_table(records: Records) -> Table:
 
 def datasets_records() -> Records:
     from bat.cli.console import shown_path
+    from bat.core.quarantine import count
     from bat.registry import dataset_entries
 
     entries = dataset_entries()
     keys = Counter(e.key for e in entries)
     return [{"id": e.id, "path": shown_path(e.path), "benchmark": e.meta.benchmark, "gpu": e.meta.gpu,
              "gpu_name": e.meta.gpu_name, "rows": e.meta.n_expected, "partial": bool(e.meta.partial),
-             "duplicate": keys[e.key] > 1, "source": e.meta.source} for e in entries]
+             "duplicate": keys[e.key] > 1, "source": e.meta.source, "quarantined": count(e.meta.extra)}
+            for e in entries]
 
 
 def datasets_table(records: Records) -> Table:
@@ -159,6 +161,8 @@ def datasets_table(records: Records) -> Table:
     for r in records:
         gpu = r["gpu"] + (" (partial)" if r["partial"] else "") + (" (2+ datasets)" if r["duplicate"] else "")
         rows = f"{r['rows']:,}" if r["rows"] is not None else "?"
+        if r["quarantined"]:
+            rows += markup(" [bold yellow]({:,} quarantined)[/]", r["quarantined"])
         t.add_row(cell(r["id"]), cell(r["benchmark"]), cell(gpu), rows, cell(r["source"]),
                   f"[dim]{cell(r['path'])}[/]")
     return t

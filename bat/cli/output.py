@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -44,6 +45,8 @@ EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FOUND, EXIT_INTERRUPTED = 0, 1, 2, 3, 1
 EXIT_RETRY = 75
 #: Seconds between two progress lines when stderr is not a terminal.
 PROGRESS_EVERY_S = 10.0
+#: Characters of an error or warning line at most (what a value from outside adds is cut beyond it).
+MAX_MESSAGE_CHARS = 2000
 #: Width of the consoles when they are not a terminal: wide enough that no path or id is wrapped.
 LOG_WIDTH = 100_000
 
@@ -163,17 +166,43 @@ def say_err(template: str, *args: object, **values: object) -> None:
 
 def warn(template: str, *args: object, **values: object) -> None:
     """Print a warning line on stderr, whatever the mode."""
-    err_console.print("[yellow]warning:[/] " + markup(template, *args, **values), highlight=False, soft_wrap=True)
+    err_console.print("[yellow]warning:[/] " + markup(template, *(bounded(str(a)) for a in args),
+                                                     **{k: bounded(str(v)) for k, v in values.items()}),
+                      highlight=False, soft_wrap=True)
+
+
+def bounded(text: str, limit: int | None = None) -> str:
+    """``text`` cut to ``limit`` characters (default ``MAX_MESSAGE_CHARS``), saying how much was cut: a value
+    from outside echoed in a message (a 100,000-character tuner name) never floods a terminal or a log."""
+    limit = MAX_MESSAGE_CHARS if limit is None else limit
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit:,} more characters)"
 
 
 def error_line(line: str) -> None:
-    """The one error line of a failed command on stderr; under ``--json`` also the error document on stdout."""
-    err_console.print(f"[bold red]error:[/] {escape(one_line(line))}", highlight=False, soft_wrap=True)
+    """The one error line of a failed command on stderr (one line, at most ``MAX_MESSAGE_CHARS``)."""
+    err_console.print(f"[bold red]error:[/] {escape(bounded(one_line(line)))}", highlight=False, soft_wrap=True)
 
 
 def document(data: dict[str, Any]) -> None:
     """The command's result as one JSON document (printed by ``emit`` under ``--json``)."""
     mode.document = data
+
+
+def mark_quarantined(datasets: list[dict[str, Any]]) -> None:
+    """Mark a command's output drawn on datasets with quarantined rows (bat.core.quarantine): a line on stdout
+    after it (stderr for ``bat serve``), and ``quarantined`` in its ``--json`` document. Nothing when there are
+    none."""
+    from bat.cli.console import shown_path
+
+    if not datasets:
+        return
+    line = say_err if mode.command == "serve" else say  # bat serve's stdout is the protocol's
+    for d in datasets:
+        line("[bold yellow]quarantined:[/] this output draws on {}, which holds {} quarantined suspect rows "
+            "(imported with --allow-suspect; excluded from every time shown, column 'suspect')",
+            shown_path(Path(d["dataset"])), d["rows"])
+    if mode.json:
+        mode.document = {**(mode.document or {}), "quarantined": datasets}
 
 
 def emit(code: int, error: str | None = None) -> None:
@@ -182,7 +211,7 @@ def emit(code: int, error: str | None = None) -> None:
         return
     if error is not None or code in (EXIT_INTERNAL, EXIT_USAGE, EXIT_INTERRUPTED):
         doc: dict[str, Any] = {"command": mode.command, "ok": False, "exit_code": code,
-                               "error": one_line(error or "")}
+                               "error": bounded(one_line(error or ""))}
     else:
         doc = {"command": mode.command, "ok": True, "exit_code": code, **(mode.document or {})}
     sys.stdout.write(json.dumps(doc, default=_jsonable, allow_nan=False) + "\n")

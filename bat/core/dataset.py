@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bat.core import quarantine
 from bat.core.atomic import publish
 from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
 from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError
@@ -221,13 +222,27 @@ class Dataset:
 
     # -- disk ----------------------------------------------------------------
     def save(self, path: str | Path, *, overwrite: bool = True) -> Path:
-        """Write the dataset atomically (``overwrite=False``: never replace an existing file)."""
+        """Write the dataset atomically (``overwrite=False``: never replace an existing file).
+
+        What is written reads back: a column Arrow cannot store (an integer beyond 64 bits, values of mixed
+        kinds) or metadata outside the readers' limits (NaN or an infinity taken from a source file, nesting,
+        digits) is refused naming the column or the limit, before anything is written."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = pa.Table.from_pandas(self.frame.reset_index(drop=True), preserve_index=False)
+        frame = self.frame.reset_index(drop=True)
+        try:
+            table = pa.Table.from_pandas(frame, preserve_index=False)
+        except (OverflowError, pa.ArrowException) as exc:
+            raise DatasetError(f"{path}: column {_unstorable(frame)!r} holds a value a dataset cannot store "
+                               f"({' '.join(str(exc).split())[:200]})") from None
+        text = self.meta.to_json()
+        try:
+            loads(text, f"{path}: the metadata to write")
+        except (InputLimitError, json.JSONDecodeError) as exc:
+            raise DatasetError(f"{exc} (taken from the source; a dataset's metadata must read back)") from None
         meta = dict(table.schema.metadata or {})
-        meta[META_KEY] = self.meta.to_json().encode()
+        meta[META_KEY] = text.encode()
         meta[b"bat_parameters"] = json.dumps(list(self.parameters)).encode()
         table = table.replace_schema_metadata(meta)
         return publish(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"), overwrite=overwrite)
@@ -261,7 +276,9 @@ class Dataset:
             raise DatasetError(f"{path}: lacks columns {missing} (a dataset has its parameters and "
                                f"{', '.join(CORE_COLUMNS)})")
         frame["times_ms"] = frame["times_ms"].map(_as_float_list)
-        return cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
+        loaded = cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
+        quarantine.note(str(path), quarantine.count(loaded.meta.extra, frame.get("suspect")))
+        return loaded
 
     @staticmethod
     def read_columns(path: str | Path) -> list[str]:
@@ -297,6 +314,18 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def _unstorable(frame: Any) -> str:
+    """The first column of ``frame`` that Arrow cannot convert ("?" when each converts alone)."""
+    import pyarrow as pa
+
+    for column in frame.columns:
+        try:
+            pa.Array.from_pandas(frame[column])
+        except (OverflowError, pa.ArrowException):
+            return str(column)[:80]
+    return "?"
+
+
 def _regular(path: Path) -> None:
     """A dataset file is a regular file within MAX_DATA_BYTES (a FIFO named *.parquet would block)."""
     try:
@@ -314,10 +343,19 @@ def _as_float_list(value: object) -> list[float]:
 def make_frame(
     parameters: tuple[str, ...] | list[str],
     rows: list[Mapping[str, Any]],
+    where: str = "the data",
 ) -> pd.DataFrame:
-    """Build a dataset frame from row dicts, filling core columns with defaults."""
+    """Build a dataset frame from row dicts, filling core columns with defaults. A parameter named twice, or
+    named like a column of every dataset (``status``, ``objective_ms``, ...), is refused naming ``where``:
+    one name, one column."""
     import pandas as pd
 
+    seen: set[str] = set()
+    for name in parameters:
+        if name in seen or name in CORE_COLUMNS:
+            why = "twice" if name in seen else "like a column of every dataset"
+            raise DatasetError(f"{where}: the parameter {str(name)[:80]!r} is named {why}; one name, one column")
+        seen.add(name)
     frame = pd.DataFrame.from_records(list(rows))
     for col, default in (
         ("status", Status.OK.value),

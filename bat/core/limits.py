@@ -32,6 +32,12 @@ MAX_SPACE_BYTES = 4 * MIB
 MAX_DATA_BYTES = 128 * MIB
 #: a gzip file's size before decompression
 MAX_GZIP_BYTES = 32 * MIB
+#: a checkpoint journal (bat record, bat run on a measuring backend): about 500 bytes per configuration
+MAX_JOURNAL_BYTES = 512 * MIB
+#: a campaign's run store (bat compare's runs.sqlite)
+MAX_STORE_BYTES = 8 * 1024 * MIB
+#: one stored run of a run store: its metadata, its trace
+MAX_RUN_BYTES = 64 * MIB
 #: one protocol line
 MAX_LINE_BYTES = 16 * MIB
 #: nesting of JSON arrays and objects

@@ -24,7 +24,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from bat.core.errors import UnsafeNameError
+from bat.core.errors import DatasetError, UnsafeNameError
 
 ENV = "BAT_DATA_DIR"
 DEFAULT = "bat-data"
@@ -33,8 +33,14 @@ _UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def data_dir() -> Path:
-    """The user's data folder (absolute): ``BAT_DATA_DIR``, else ``./bat-data``."""
-    return Path(os.environ.get(ENV) or DEFAULT).resolve()
+    """The user's data folder (absolute): ``BAT_DATA_DIR``, else ``./bat-data``. It need not exist yet (it is
+    made on the first write); one that exists and is not a folder (a file, ``/dev/zero``) is an error, never
+    read as a folder with no data."""
+    path = Path(os.environ.get(ENV) or DEFAULT).resolve()
+    if path.exists() and not path.is_dir():
+        raise DatasetError(f"{ENV} or --data-dir {path}: not a folder (your data folder: imports, recordings "
+                           "and run traces go there)")
+    return path
 
 
 def datasets_dir() -> Path:

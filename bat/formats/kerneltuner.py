@@ -114,7 +114,7 @@ def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
     rows = parse_records(((f"{path}: cache[{key!r}]", (key, rec)) for key, rec in raw["cache"].items()),
                          lambda where, item: _cache_row(*item, keys, path),
                          "an object with every parameter, 'time' and optionally a list of numbers 'times'")
-    frame = make_frame(keys, rows)
+    frame = make_frame(keys, rows, str(path))
     header = {k: v for k, v in raw.items() if k != "cache"}
     return header, frame
 

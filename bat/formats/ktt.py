@@ -103,7 +103,7 @@ def read_ktt(raw: dict[str, Any], source: str) -> tuple[list[str], pd.DataFrame,
                          "an object with 'Configuration' (Name/Value objects), 'Status', 'TotalDuration' and "
                          "'ComputationResults' (objects with a numeric 'Duration')")
     header = {**meta, "device_name": str(meta.get("Device", ""))}
-    return params, make_frame(params, rows), header
+    return params, make_frame(params, rows, f"{source}: Results[0].Configuration"), header
 
 
 def _row(res: dict[str, Any], params: list[str], scale: float, cuda_sizes: bool, where: str) -> dict[str, Any]:
@@ -142,7 +142,11 @@ def _row(res: dict[str, Any], params: list[str], scale: float, cuda_sizes: bool,
             if key in (first.get("CompilationData") or {}):
                 row[col] = int(first["CompilationData"][key])
         for counter in (first.get("ProfilingData") or {}).get("Counters", []):
-            row[str(counter["Name"])] = float(counter["Value"])
+            name = str(counter["Name"])
+            if name in row:  # a counter never overwrites a parameter, a time or another counter
+                raise DatasetError(f"{where}.ComputationResults[0].ProfilingData: the counter {name[:80]!r} is "
+                                   "named twice, or like a parameter or a column")
+            row[name] = float(counter["Value"])
     return row
 
 

@@ -224,7 +224,7 @@ def read_t4(raw: dict[str, Any], source: str) -> tuple[list[str], pd.DataFrame, 
                          lambda where, item: reader.row(*item),
                          "an object with 'configuration', 'times' (an object of numbers), 'invalidity' and "
                          "'measurements' (a list of name/value/unit objects)")
-    return reader.params, make_frame(reader.params, rows), reader.info(raw)
+    return reader.params, make_frame(reader.params, rows, source), reader.info(raw)
 
 
 # -- writing --------------------------------------------------------------------------------

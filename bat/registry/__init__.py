@@ -34,9 +34,11 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+from bat.core import quarantine
 from bat.core.benchmark import Benchmark, load_benchmark
 from bat.core.dataset import Dataset, DatasetMeta
 from bat.core.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
+from bat.core.limits import MAX_DATA_BYTES, regular_file
 from bat.core.tuner import Tuner, TunerEntry, parse_tuner_options
 from bat.core.userdata import datasets_dir
 
@@ -231,6 +233,8 @@ def _shipped() -> tuple[tuple[str, Path], ...]:
 def shipped_roots() -> list[tuple[str, Path]]:
     """(label, folder) of the read-only datasets installed with packages (``BAT_RESULTS`` replaces them)."""
     env = os.environ.get("BAT_RESULTS")
+    if env and not Path(env).is_dir():  # it replaces the shipped data: naming no folder is an error, not "no data"
+        raise DatasetError(f"BAT_RESULTS {env}: not a folder (it replaces the shipped datasets)")
     return [("shipped", Path(env))] if env else list(_shipped())
 
 
@@ -276,6 +280,12 @@ def _one(entries: list[DatasetEntry], what: str) -> DatasetEntry:
     return entries[0]
 
 
+def _noted(entry: DatasetEntry) -> DatasetEntry:
+    """``entry``, the dataset a command draws on: its quarantined rows noted for the output (bat.core.quarantine)."""
+    quarantine.note(str(entry.path), quarantine.count(entry.meta.extra))
+    return entry
+
+
 def find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = None, *,
                  space_hash: str | None = None) -> DatasetEntry:
     """The one dataset of ``benchmark`` on ``gpu`` (default: DEFAULT_GPU, else the first GPU).
@@ -283,6 +293,11 @@ def find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = Non
     With ``space_hash``, datasets are matched by the space they were recorded on, whatever
     their benchmark's name. Two datasets that match are an error naming both.
     """
+    return _noted(_find_dataset(benchmark, gpu, root, space_hash=space_hash))
+
+
+def _find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = None, *,
+                  space_hash: str | None = None) -> DatasetEntry:
     every = dataset_entries(root)
     if space_hash is None:
         entries = [e for e in every if e.meta.benchmark == benchmark]
@@ -310,7 +325,13 @@ def find_dataset(benchmark: str, gpu: str | None = None, root: Path | None = Non
 
 def resolve_dataset(ref: str | Path) -> DatasetEntry:
     """A dataset named by its file or its id (or the end of an id that names one dataset: ``gemm_A100``)."""
+    return _noted(_resolve_dataset(ref))
+
+
+def _resolve_dataset(ref: str | Path) -> DatasetEntry:
     path = Path(ref)
+    if os.path.lexists(path) and not path.is_file() and not path.is_dir():  # a FIFO, a device: named as such
+        regular_file(path, MAX_DATA_BYTES)
     if path.is_file():
         for e in dataset_entries():
             if e.path.resolve() == path.resolve():
@@ -336,7 +357,7 @@ def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Bench
     except UnknownNameError:
         if not any(e.meta.benchmark == str(name_or_path) for e in dataset_entries()):
             raise
-    return find_dataset(str(name_or_path), gpu).meta.load_benchmark()
+    return _find_dataset(str(name_or_path), gpu).meta.load_benchmark()  # its space, not its data
 
 
 def datasets_of(bench: Benchmark) -> list[DatasetEntry]:

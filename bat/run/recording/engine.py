@@ -42,7 +42,7 @@ from bat.core.dataset import CORE_COLUMNS, RESOURCE_COLUMNS, Dataset, DatasetMet
 from bat.core.errors import DatasetError
 from bat.core.problem import EvalResult
 from bat.core.space import SearchSpace
-from bat.run.recording.journal import Journal
+from bat.run.recording.journal import HEADER_FIELDS, RECORD_FIELDS, Journal
 from bat.toolchain.compiling import CompileJob, Compiler, CompileResult, compile_ahead, compile_failure
 from bat.toolchain.profiler import Profile, counter_provenance
 
@@ -130,7 +130,7 @@ def open_journal(plan: RecordPlan, path: str | Path, *, resume: bool) -> Journal
     path = Path(path)
     if not (resume and path.exists()):
         return Journal.create(path, plan.header())
-    journal = Journal.open(path)
+    journal = Journal.open(path, fields=RECORD_FIELDS, header_fields=HEADER_FIELDS)
     want, have = plan.header(), journal.header
     wrong = [key for key in ("benchmark", "space_hash", "selection", "n_expected", "size", "device", "counters")
              if _canonical(want.get(key)) != _canonical(have.get(key))]

@@ -6,7 +6,13 @@ apart. The first line is a header (what is being measured, on which device);
 every later line is one finished configuration, written, flushed and fsynced
 before the next one starts, so a recording killed at any moment (``kill -9``
 included) loses at most the configuration it was measuring. Only the last
-line can be torn by a kill; opening the journal again cuts it off. An open
+line can be torn by a kill; opening the journal again cuts it off (the
+documented recovery: a journal whose last line is not complete JSON loses that
+line and nothing else). A journal is read within the limits of every reader
+(bat.core.limits: a regular file of at most ``MAX_JOURNAL_BYTES``, each line
+within the JSON depth and digit limits), and its header and every record are
+checked against the fields its kind writes, so a damaged or hand-made journal
+is refused in one line naming the file, the line and the field. An open
 journal holds an exclusive ``flock`` on its file, so a second process
 writing the same journal is refused instead of appending beside the first.
 
@@ -27,10 +33,28 @@ from pathlib import Path
 from typing import Any
 
 from bat.core.atomic import publish
-from bat.core.errors import DatasetError
+from bat.core.dataset import Status
+from bat.core.errors import DatasetError, InputLimitError
+from bat.core.limits import MAX_JOURNAL_BYTES, loads, regular_file
 
 KIND = "bat-record-journal"  # the default kind: a recording's journal
 VERSION = 1
+
+#: a JSON number or null (NaN and infinities included: a failed measurement writes NaN)
+_NUMBER = (int, float, type(None))
+#: the fields of a record of a recording's journal (bat.run.recording.engine.to_record), with their JSON types
+RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "id": (int,), "config": (dict,), "status": (str,), "objective_ms": _NUMBER, "times_ms": (list,),
+    "compile_ms": _NUMBER, "benchmark_ms": _NUMBER, "message": (str,), "extra": (dict,)}
+#: the fields of a recording journal's header that a resume reads
+HEADER_FIELDS: dict[str, tuple[type, ...]] = {"meta": (dict,)}
+_STATUSES = {s.value for s in Status}
+#: no field required (every line still an object)
+_NONE: Mapping[str, tuple[type, ...]] = {}
+
+
+class JournalBusy(DatasetError):
+    """The journal is locked by another live BAT process."""
 
 
 class Journal:
@@ -63,44 +87,61 @@ class Journal:
         return cls(path, full, [], _locked(path))
 
     @classmethod
-    def open(cls, path: str | Path, *, kind: str = KIND) -> Journal:
-        """Read an existing journal of ``kind``, cutting off a torn last line."""
+    def open(cls, path: str | Path, *, kind: str = KIND, fields: Mapping[str, tuple[type, ...]] = _NONE,
+             header_fields: Mapping[str, tuple[type, ...]] = _NONE) -> Journal:
+        """Read an existing journal of ``kind`` whose records have ``fields`` (and header ``header_fields``),
+        cutting off a torn last line."""
         path = Path(path)
         if not path.is_file():
             raise DatasetError(f"{path}: no journal to resume")
+        try:  # a link to /dev/zero or a FIFO is refused before it is opened
+            regular_file(path, MAX_JOURNAL_BYTES)
+        except InputLimitError as exc:
+            raise DatasetError(str(exc)) from None
         fd = _locked(path)
         try:
-            return cls._read(path, fd, kind)
+            return cls._read(path, fd, kind, fields, header_fields)
         except BaseException:
             os.close(fd)
             raise
 
     @classmethod
-    def read(cls, path: str | Path, *, kind: str = KIND) -> Journal:
+    def read(cls, path: str | Path, *, kind: str = KIND, fields: Mapping[str, tuple[type, ...]] = _NONE,
+             header_fields: Mapping[str, tuple[type, ...]] = _NONE) -> Journal:
         """The journal's header and records, its lock released at once (nothing can be appended)."""
-        with cls.open(path, kind=kind) as journal:
+        with cls.open(path, kind=kind, fields=fields, header_fields=header_fields) as journal:
             return journal
 
     @classmethod
-    def _read(cls, path: Path, fd: int, kind: str) -> Journal:
-        data = path.read_bytes()
+    def _read(cls, path: Path, fd: int, kind: str, fields: Mapping[str, tuple[type, ...]],
+              header_fields: Mapping[str, tuple[type, ...]]) -> Journal:
+        size = os.fstat(fd).st_size  # the file opened, not the name: it may have been swapped since the check
+        if size > MAX_JOURNAL_BYTES:
+            raise DatasetError(f"{path}: {size} bytes, over the limit of {MAX_JOURNAL_BYTES} bytes of a journal")
+        data = os.pread(fd, size, 0)
         lines, good_end = [], 0
         for raw, end in _complete_lines(data):
+            where = f"{path}: line {len(lines) + 1}"
             try:
-                lines.append(json.loads(raw))
+                lines.append(loads(raw, where, finite=False))
             except json.JSONDecodeError as exc:
                 if end == len(data):  # a torn last line that happens to end in a newline
                     break
-                raise DatasetError(f"{path}: line {len(lines) + 1} is not JSON: {exc}") from exc
+                raise DatasetError(f"{where} is not JSON: {exc}") from exc
+            except InputLimitError as exc:
+                raise DatasetError(str(exc)) from None
             good_end = end
-        if good_end < len(data):
+        header = lines[0] if lines else None
+        if not isinstance(header, dict) or header.get("kind") != kind:
+            raise DatasetError(f"{path}: not a journal of kind {kind!r} (no such header line)")
+        if header.get("version") != VERSION:
+            raise DatasetError(f"{path}: journal version {str(header.get('version'))[:40]} != {VERSION}")
+        _check_fields(header, header_fields, f"{path}: line 1 (the header)")
+        for number, record in enumerate(lines[1:], start=2):
+            _check_fields(record, fields, f"{path}: line {number}")
+        if good_end < len(data):  # cut only a journal that is otherwise whole: a refused one stays as it was
             os.ftruncate(fd, good_end)
             os.fsync(fd)
-        if not lines or lines[0].get("kind") != kind:
-            raise DatasetError(f"{path}: not a journal of kind {kind!r} (no such header line)")
-        header = lines[0]
-        if header.get("version") != VERSION:
-            raise DatasetError(f"{path}: journal version {header.get('version')} != {VERSION}")
         return cls(path, header, lines[1:], fd)
 
     # -- writing ---------------------------------------------------------------
@@ -131,6 +172,24 @@ class Journal:
         self.path.unlink(missing_ok=True)
 
 
+def _check_fields(line: Any, fields: Mapping[str, tuple[type, ...]], where: str) -> None:
+    """A journal line: an object whose ``fields`` have their JSON types (a ``status`` one BAT knows)."""
+    if not isinstance(line, dict):
+        raise DatasetError(f"{where}: a {type(line).__name__}, not a JSON object")
+    for key, types in fields.items():
+        value = line.get(key, _ABSENT)
+        if value is _ABSENT:
+            raise DatasetError(f"{where}: no field {key!r}")
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise DatasetError(f"{where}: field {key!r} is a {type(value).__name__}, not "
+                               f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}")
+        if key == "status" and value not in _STATUSES:
+            raise DatasetError(f"{where}: status {value[:40]!r} is not one of {sorted(_STATUSES)}")
+
+
+_ABSENT = object()
+
+
 def _locked(path: Path) -> int:
     """An appending descriptor of the journal holding its exclusive lock (dropped when closed or at death)."""
     fd = os.open(path, os.O_RDWR | os.O_APPEND)
@@ -138,7 +197,7 @@ def _locked(path: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise DatasetError(f"{path}: another BAT process is writing this journal; wait for it to finish "
+        raise JournalBusy(f"{path}: another BAT process is writing this journal; wait for it to finish "
                            "or write into another --out") from None
     return fd
 

@@ -115,8 +115,9 @@ def record_live(
             note(f"{out} is complete: nothing to resume")
             return LiveRecording(out, None, None)
         journal = open_journal(plan, journal_of(out), resume=resume)
-        if journal.records:
-            plan.meta.date = journal.header["meta"]["date"]  # the recording started then
+        started = journal.header["meta"].get("date")  # a dict: the journal's header is checked where it is read
+        if journal.records and isinstance(started, str):
+            plan.meta.date = started  # the recording started then
         note(f"recording {session.describe()}")
         if profiler is not None:
             note(f"counters: {profiler.describe()}")

@@ -31,10 +31,15 @@ from typing import Any
 from bat.core.dataset import Status
 from bat.core.errors import DatasetError
 from bat.core.problem import Backend, EvalResult
-from bat.run.recording.journal import Journal
+from bat.run.recording.journal import Journal, JournalBusy
 
 KIND = "bat-run-journal"
 SUFFIX = ".journal.jsonl"
+_NUMBER = (int, float, type(None))
+#: the fields of a record of a run's journal (``_record``), with their JSON types: checked where it is read
+FIELDS: dict[str, tuple[type, ...]] = {
+    "config": (dict,), "status": (str,), "objective_ms": _NUMBER, "times_ms": (list,), "compile_ms": _NUMBER,
+    "cost_s": _NUMBER, "message": (str,), "extra": (dict,)}
 
 
 def journal_header(*, tuner: str, options: list[str], benchmark: str, gpu: str, backend: str,
@@ -63,18 +68,26 @@ class RunCheckpoint:
 def open_checkpoint(trace: Path, header: Mapping[str, Any], *, resume: bool) -> RunCheckpoint:
     """Start the journal of a run whose trace will be ``trace``; with ``resume``, take over the largest
     journal an interrupted run with the same ``header`` left beside it (a live run's journal is locked
-    and never taken)."""
+    and never taken; a damaged one is never taken either, and when it is all there is, ``resume`` is refused
+    naming it rather than silently starting afresh)."""
     want = _canonical(header)
     left: list[tuple[Journal, int]] = []  # journals of interrupted runs of this same command, with sizes
+    damaged: list[str] = []
     for path in sorted(trace.parent.glob(f"{glob.escape(trace.name)}.*{SUFFIX}")):
         try:
-            journal = Journal.open(path, kind=KIND)
-        except DatasetError:  # a run alive now (locked), or not a run journal: not ours to touch
+            journal = Journal.open(path, kind=KIND, fields=FIELDS, header_fields={})
+        except JournalBusy:  # a run alive now: not ours to touch
+            continue
+        except DatasetError as exc:  # damaged, or not a run journal: never taken, and --resume says so
+            damaged.append(str(exc))
             continue
         if _canonical(_identity(journal.header)) == want:
             left.append((journal, len(journal.records)))
         else:
             journal.close()
+    if resume and damaged and not left:
+        raise DatasetError(f"--resume: no journal of this run can be resumed; {damaged[0]} (remove it to start "
+                           "afresh)")
     left.sort(key=lambda item: -item[1])
     chosen, size = left.pop(0) if resume and left else (None, 0)
     for journal, _ in left:
