@@ -28,6 +28,7 @@ from bat.analysis.compare.report import _clean, _plain, _table
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.compare.transfer import ALL_OTHERS, CENSORING, GOALS, TransferResult, shown, split_name
 from bat.analysis.plots import pyplot, save_figure, set_title, styled
+from bat.core import quarantine
 from bat.core.atomic import write_text
 
 
@@ -126,7 +127,7 @@ def _family_mean(result: TransferResult, label: str, family: str) -> float | Non
 
 
 def write_json(path: Path, result: TransferResult, records: list[RunRecord]) -> Path:
-    doc = result.to_dict() | {"runs": [{"meta": r.meta} for r in records]}
+    doc = result.to_dict() | {"quarantined": quarantine.seen(), "runs": [{"meta": r.meta} for r in records]}
     return write_text(path, json.dumps(_clean(doc), allow_nan=False, default=_plain))
 
 
@@ -177,7 +178,7 @@ def write_outputs(out: Path, result: TransferResult, records: list[RunRecord], *
     """``summary.md``, ``results.json`` and (unless ``plots`` is False) ``plots/transfer_matrix.png``."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {"summary": out / "summary.md", "json": out / "results.json"}
-    write_text(paths["summary"], markdown(result))
+    write_text(paths["summary"], quarantine.markdown_mark() + markdown(result))
     write_json(paths["json"], result, records)
     if plots:
         paths["transfer_matrix"] = matrix_figure(result, out / "plots")
