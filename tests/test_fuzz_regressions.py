@@ -101,3 +101,13 @@ def test_dataset_metadata_of_the_wrong_type_is_refused(key: str, value) -> None:
 
 def test_every_metadata_field_has_its_type() -> None:
     assert set(_META_TYPES) == set(DatasetMeta.__dataclass_fields__)
+
+
+@pytest.mark.parametrize("lines", [[b"null", b"null", b'{"type": "done"}'], [b'{"type": "done"}'],
+                                   [b'{"type": "prior", "gpu": "X", "offset": 0}']],
+                         ids=["done-after-junk", "done-first", "prior-first"])
+def test_protocol_lines_before_a_hello(lines: list[bytes], tmp_path: Path) -> None:
+    """Found by the CI fuzzer after protocol 2 (the version check ran before any hello: KeyError 'done')."""
+    from fuzz_harness import _check_protocol
+
+    _check_protocol(lines, tmp_path)

@@ -30,7 +30,7 @@ CLI_LIBRARIES = {"typer", "rich", "annotated_doc", "shellingham", "pygments", "m
 #: machinery that may show up in sys.modules (editable installs, setuptools' distutils shim, Cython's runtime)
 INSTALL = {"_distutils_hack", "_sysconfigdata__linux_x86_64-linux-gnu", "cython_runtime"}
 CLI_MODULES = {"bat", "bat.core", "bat.core.errors", "bat.core.atomic", "bat.cli", "bat.cli.console", "bat.cli.options",
-               "bat.cli.output",
+               "bat.cli.output", "bat.core.quarantine",  # what a command drew on: a set of names, no import
                *(f"bat.cli.{c}_cmd" for c in ("analyze", "check", "compare", "data", "hypertune", "inspect", "list",
                                                 "record", "run", "serve", "space", "verify"))}
 SPACE_MODULES = {"bat.core.arithmetic", "bat.core.benchmark", "bat.core.commandspec", "bat.core.constraint_groups",

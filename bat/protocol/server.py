@@ -115,7 +115,7 @@ class Session:
             request = wire.check(message)
             if request.type not in ("hello", "done") and not self._hello:
                 raise ProtocolError("no_hello", f"send hello first (protocol {PROTOCOL_VERSIONS[0]})", "type")
-            if wire.SINCE.get(request.type, 1) > self.version and request.type != "hello":
+            if self._hello and request.type != "hello" and wire.SINCE.get(request.type, 1) > self.version:
                 raise ProtocolError("unknown_type", f"{request.type} requests need protocol "
                                     f"{wire.SINCE[request.type]}; this session said hello with {self.version}", "type")
             reply = self._handlers[request.type](request.body)
