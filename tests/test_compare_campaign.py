@@ -10,12 +10,12 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from process_events import wait_for
 
 from bat.analysis.compare.assess import analyse
 from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, resolve_targets
@@ -152,11 +152,8 @@ def test_kill_minus_nine_leaves_a_readable_store_and_resume_completes(tmp_path: 
     repeats = 300  # about 4 s of runs: a kill after the first chunks lands part-way even on a loaded machine
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), str(repeats)], start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if (tmp_path / "runs.sqlite").exists() and len(stored(tmp_path)) >= 4:
-                break
-            time.sleep(0.05)
+        wait_for(lambda: proc.poll() is not None
+                 or ((tmp_path / "runs.sqlite").exists() and len(stored(tmp_path)) >= 4), seconds=120)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-campaign
         proc.wait()
