@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -280,6 +281,19 @@ class Format:
     name: str
     strategy: Callable[[], st.SearchStrategy[Any]]
     check: Callable[[Any, Path], None]
+
+    def fuzz(self, examples: int) -> None:
+        """Check ``examples`` derandomised examples (the same in every run: CI's), each in a fresh folder."""
+        from hypothesis import HealthCheck, given, settings
+
+        @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(self.strategy())
+        def check(example: Any) -> None:
+            with tempfile.TemporaryDirectory() as folder:
+                self.check(example, Path(folder))
+
+        check()
 
 
 def _readable_dataset(folder: Path) -> None:

@@ -4,12 +4,8 @@ finds is kept in tests/fuzz_regressions.py."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import pytest
 from fuzz_harness import formats
-from hypothesis import HealthCheck, given, settings
 
 #: examples per format in CI: a few hundred each (the in-process harness runs them in about 50 s of CPU time on the
 #: 2-core box; `bat run`/`bat compare` command lines cost more, some run a whole comparison)
@@ -24,13 +20,4 @@ def test_every_format_is_fuzzed() -> None:
 
 @pytest.mark.parametrize("name", list(FORMATS))
 def test_a_fuzzed_input_is_accepted_correctly_or_refused_in_one_line(name: str) -> None:
-    fmt = FORMATS[name]
-
-    @settings(max_examples=EXAMPLES[name], deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(fmt.strategy())
-    def check(example) -> None:
-        with tempfile.TemporaryDirectory() as folder:
-            fmt.check(example, Path(folder))
-
-    check()
+    FORMATS[name].fuzz(EXAMPLES[name])
