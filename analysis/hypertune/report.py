@@ -1,7 +1,7 @@
 """The hypertune report: Markdown with the numbers of ``hypertune.json`` and three figures.
 
-Figures (matplotlib, PNG): the training score of each tried setting with its
-interval, in the order of their scores; the best setting against the
+Figures (PNG, drawn and saved like every figure of bat.analysis.plots): the
+training score of each tried setting with its interval, in the order of their scores; the best setting against the
 defaults on the training and the held-out sets; and the same per dataset
 (benchmark on a GPU) of both sets.
 """
@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bat.analysis.plots import pyplot, save_figure, styled
 
 
 def _fmt(x: float | None) -> str:
@@ -89,32 +91,22 @@ def _errorbars(values: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
     return y, np.vstack([np.maximum(0, y - lo), np.maximum(0, hi - y)])
 
 
+@styled
 def _settings_plot(body: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     tried = body["tried"]
     y, err = _errorbars(tried)
-    fig, ax = plt.subplots(figsize=(max(5, 0.18 * len(tried) + 2), 3.5))
+    fig, ax = pyplot().subplots(figsize=(max(5, 0.18 * len(tried) + 2), 3.5))
     colours = ["tab:red" if t["setting"] == body["defaults"] else "tab:blue" for t in tried]
     ax.bar(range(len(tried)), y, yerr=err, color=colours, capsize=2)
     ax.set_xlabel("setting, by training score (red: defaults)")
     ax.set_ylabel("methodology score")
     ax.set_title(f"{body['plan']['tuner']}: settings tried")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, svg=False)
 
 
+@styled
 def _final_plot(body: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, ax = pyplot().subplots(figsize=(5, 3.5))
     for i, name in enumerate(("train", "heldout")):
         f = body["final"][name]
         y, err = _errorbars([f["best"], f["defaults"]])
@@ -124,17 +116,11 @@ def _final_plot(body: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("methodology score")
     ax.legend()
     ax.set_title(f"{body['plan']['tuner']}: best vs defaults")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, svg=False)
 
 
+@styled
 def _per_dataset_plot(body: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names, best, base = [], [], []
     for name in ("train", "heldout"):
         f = body["final"][name]
@@ -143,12 +129,10 @@ def _per_dataset_plot(body: dict[str, Any], path: Path) -> None:
             best.append(float(np.mean(runs)))
             base.append(float(np.mean(f["defaults"]["per_target"].get(ds, [np.nan]))))
     x = np.arange(len(names))
-    fig, ax = plt.subplots(figsize=(max(5, 0.9 * len(names) + 1), 4))
+    fig, ax = pyplot().subplots(figsize=(max(5, 0.9 * len(names) + 1), 4))
     ax.bar(x - 0.2, best, width=0.38, label="best", color="tab:blue")
     ax.bar(x + 0.2, base, width=0.38, label="defaults", color="tab:red")
     ax.set_xticks(x, names, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("methodology score")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, svg=False)
