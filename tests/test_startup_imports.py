@@ -28,7 +28,8 @@ SCRIPT = textwrap.dedent(
 #: pydantic: typer 0.29 parses every option through it, about 0.1 s more CPU per command (pyproject pins < 0.29)
 CLI_LIBRARIES = {"typer", "rich", "annotated_doc", "shellingham", "pygments", "markdown_it", "mdurl", "attr"}
 #: machinery that may show up in sys.modules (editable installs, setuptools' distutils shim, Cython's runtime)
-INSTALL = {"_distutils_hack", "_sysconfigdata__linux_x86_64-linux-gnu", "cython_runtime"}
+INSTALL = {"_distutils_hack", "_sysconfigdata__linux_x86_64-linux-gnu", "cython_runtime",
+           "sitecustomize", "usercustomize"}  # site's hooks: Debian's /usr/bin/python3 ships a sitecustomize
 CLI_MODULES = {"bat", "bat.core", "bat.core.errors", "bat.core.atomic", "bat.cli", "bat.cli.console", "bat.cli.options",
                "bat.cli.output", "bat.core.quarantine",  # what a command drew on: a set of names, no import
                *(f"bat.cli.{c}_cmd" for c in ("analyze", "check", "compare", "data", "hypertune", "inspect", "list",
