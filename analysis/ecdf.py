@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bat.analysis.convergence import best_rank_cdf
+from bat.analysis.convergence import none_drawn
 from bat.analysis.score import Baseline, Ordering, RunCurve
 
 RATIOS = (1.5, 1.2, 1.1, 1.05, 1.01)
@@ -79,8 +79,8 @@ def random_ecdf_evaluations(baseline: Baseline, ladder: Ladder, ns: np.ndarray) 
     n_total = len(baseline.values)
     met = ladder.reached(baseline.values, baseline.rows)
     counts = met.sum(axis=1)
-    cdfs = np.array([best_rank_cdf(n_total, int(min(n, n_total))) for n in ns])  # (ns, k = 0..N)
-    return {label: cdfs[:, int(m)] for label, m in zip(ladder.labels, counts, strict=True)}
+    draws = np.minimum(np.asarray(ns, dtype=float), n_total)  # P(K <= m) per n, not the whole CDF per n
+    return {label: 1.0 - none_drawn(n_total, int(m), draws) for label, m in zip(ladder.labels, counts, strict=True)}
 
 
 def random_ecdf_time(baseline: Baseline, ladder: Ladder, orderings: Sequence[Ordering],

@@ -1,7 +1,8 @@
 """The fuzzer of issue 32: every input format, one property, shared by the CI test and bench/fuzz_bench.py.
 
 Property: a command exits 0 with a result that reads back, or exits 2 with one ``error:`` line and nothing
-written; never exit 1 (an internal error), never past ``TIME_LIMIT_S`` of CPU time or ``WALL_LIMIT_S``. Formats
+written, within ``MEMORY_LIMIT_MB`` of peak memory; never exit 1 (an internal error), never past ``TIME_LIMIT_S``
+of CPU time or ``WALL_LIMIT_S``. Formats
 read through a library call (Parquet metadata of datasets and traces, compare baselines) must return or raise a
 ``BatError``; the protocol server must answer every line with one JSON reply and go on.
 
@@ -38,6 +39,9 @@ from hypothesis import strategies as st
 TIME_LIMIT_S = 20.0
 #: wall seconds one example may take (a process blocked on a FIFO uses no CPU: this limit catches it)
 WALL_LIMIT_S = 300.0
+#: peak resident memory (MB) of the process while it refuses an input (issue 32: under 500 MB); measured where
+#: Linux lets a process reset its own high-water mark (``/proc/self/clear_refs``), so each example has its own
+MEMORY_LIMIT_MB = 500
 
 SCALARS = (st.none() | st.booleans() | st.integers(-(10**40), 10**40) | st.floats(allow_nan=True)
            | st.text(max_size=12) | st.sampled_from(["", "0", "-1", "1e309", "NaN", "[/]", "$\\x$", "a\nb", "ﬁ",
@@ -201,6 +205,21 @@ CROSS_CHECK_EVERY = [0]
 COUNTS = [0, 0]
 
 
+def reset_peak_memory() -> bool:
+    """Reset this process's peak resident memory (Linux); False where it cannot be (no per-example check)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident memory since the last reset, in MB (``VmHWM``)."""
+    with open("/proc/self/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:")) / 1024
+
+
 def run_out_of_process(folder: Path, files: dict[str, bytes], argv: list[str]) -> tuple[int, str]:
     """``bat argv`` as a process of its own in ``folder`` (with ``files``): its exit status and stderr."""
     for name, data in files.items():
@@ -233,6 +252,7 @@ def run_cli(folder: Path, files: dict[str, bytes], argv: list[str],
     out, err = io.StringIO(), io.StringIO()
     cwd = os.getcwd()
     os.environ["BAT_DATA_DIR"] = str(folder / "bat-data")
+    measured = reset_peak_memory()
     start = time.perf_counter()
     try:
         os.chdir(folder)
@@ -251,6 +271,7 @@ def run_cli(folder: Path, files: dict[str, bytes], argv: list[str],
         lines = [line for line in err.getvalue().splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("error: "), "not one error line: " + shown
         assert snapshot(folder) == before, "a file written before failing: " + shown
+        assert not measured or peak_memory_mb() < MEMORY_LIMIT_MB, f"{peak_memory_mb():.0f} MB to refuse: {shown}"
     elif result is not None:
         result(folder)
     return code
@@ -265,12 +286,14 @@ def library_call(call: Callable[[], Any], what: str) -> None:
     """``call`` returns or raises a BatError with a one-line message; anything else fails."""
     from bat.core.errors import BatError
 
+    measured = reset_peak_memory()
     start = time.perf_counter()
     try:
         with time_limit(what):
             call()
     except BatError as exc:
         assert "\n" not in str(exc).strip() or what == "tolerate-newline", f"{what}: a message of several lines"
+        assert not measured or peak_memory_mb() < MEMORY_LIMIT_MB, f"{what}: {peak_memory_mb():.0f} MB to refuse"
     assert time.perf_counter() - start < WALL_LIMIT_S, f"{what}: a hang"
 
 
@@ -397,8 +420,9 @@ RUN_OPTIONS = {"-n": ["5", "0", "-1", "1e3", "nan", "", "99999999999999999999"],
                "--seed": ["0", "-1", "x", "1" * 40], "--time-budget": ["0.5", "0", "inf", "nan", "-1", "1e400"],
                "--gpu": ["RTX_3090", "H100", "[/]", "../x", ""], "--backend": ["replay", "auto", "nope", ""],
                "--noise": ["none", "repeats", "x"], "-O": ["x=1", "=", "a", "seed=" + "9" * 50]}
-COMPARE_OPTIONS = {"--budgets": ["5", ",,", "5,", "0", "-3", "a"], "--gpus": ["RTX_3090", ",", "[/]"],
-                   "--repeats": ["1", "0", "-1", "x"], "-t": ["reference:random", "a b=reference:random,a_b=x", ","]}
+COMPARE_OPTIONS = {"--budgets": ["5", ",,", "5,", "0", "-3", "a", "100001"], "--gpus": ["RTX_3090", ",", "[/]"],
+                   "--repeats": ["1", "0", "-1", "x", "9999999"],
+                   "-t": ["reference:random", "a b=reference:random,a_b=x", ","]}
 
 
 @st.composite

@@ -111,3 +111,30 @@ def test_protocol_lines_before_a_hello(lines: list[bytes], tmp_path: Path) -> No
     from fuzz_harness import _check_protocol
 
     _check_protocol(lines, tmp_path)
+
+
+@pytest.mark.parametrize("options", [["--budgets", "100001"], ["--budgets", "5", "--repeats", "9999999"]],
+                         ids=["budget", "repeats"])
+def test_a_campaign_too_large_is_refused_before_it_is_planned(options: list[str], tmp_path: Path) -> None:
+    """Found by the 100,000-example options bench (2026-11-26): ``--budgets 9999999`` ran past two minutes and
+    grew to 12 GB, ``--repeats 9999999`` to 2.9 GB in two minutes; both are refused up front now (``run_cli``
+    also holds the refusal's peak memory under ``MEMORY_LIMIT_MB``)."""
+    argv = ["compare", "-t", "reference:random", "-b", "pnpoly", "-o", "cmp", *options]
+    assert run_cli(tmp_path, {}, argv) == 2
+
+
+def test_a_budget_beyond_the_space_scores_both_axes() -> None:
+    """The same bench: ``--budgets 1000000`` on pnpoly (4,092 configurations) ended in an internal error, the
+    time axis's window lying wholly past the point where random search holds the optimum. The time window
+    ends where the evaluation window does, at the space's size; the random-search band past it is its last
+    row, computed once."""
+    from bat.analysis.compare.campaign import Campaign, TunerSpec
+    from bat.analysis.compare.methodology import target_parts
+    from bat.analysis.compare.plots import random_bands
+
+    small, large = (Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
+                             budgets=(b,), repeats=1) for b in (4092, 100_000))
+    _, base, *_, seconds, _ = target_parts(large, "pnpoly", "RTX_3090", 0.05)
+    assert len(base.values) == 4092 and seconds == pytest.approx(4092 * base.mean_cost)
+    band, whole = random_bands(large)[("pnpoly", "RTX_3090")], random_bands(small)[("pnpoly", "RTX_3090")]
+    assert band.shape == (100_000, 3) and (band[:4092] == whole).all() and (band[4092:] == whole[-1]).all()

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bat.core.errors import BatError
+from bat.core.limits import MAX_BUDGET, MAX_CAMPAIGN_RUNS
 from bat.core.tuner import Tuner
 from bat.registry import make_tuner
 from bat.run.targets import NOISE_MODES
@@ -171,8 +172,15 @@ class Campaign:
             raise CampaignError("--benchmarks: at least one benchmark with recorded data is needed")
         if not self.budgets or min(self.budgets) < 1:
             raise CampaignError(f"--budgets: positive integers are needed, got {list(self.budgets)}")
+        if max(self.budgets) > MAX_BUDGET:
+            raise CampaignError(f"--budgets: at most {MAX_BUDGET:,} evaluations (bat.core.limits.MAX_BUDGET), "
+                                f"got {max(self.budgets):,}")
         if self.repeats < 1:
             raise CampaignError(f"--repeats must be >= 1, got {self.repeats}")
+        groups = sum(1 if t.budget_agnostic else len(set(self.budgets)) for t in self.tuners)
+        if (runs := groups * len(self.targets) * self.repeats) > MAX_CAMPAIGN_RUNS:
+            raise CampaignError(f"the campaign has {runs:,} runs (tuners x targets x budgets x repeats); at most "
+                                f"{MAX_CAMPAIGN_RUNS:,} (bat.core.limits.MAX_CAMPAIGN_RUNS)")
         if self.tuner_charge_s is not None and not 0 <= self.tuner_charge_s < float("inf"):
             raise CampaignError(f"--tuner-charge must be finite and >= 0, got {self.tuner_charge_s}")
         if self.remeasure < 0:

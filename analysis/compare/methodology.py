@@ -169,7 +169,9 @@ def target_parts(campaign: Campaign, bench: str, gpu: str, noise_alpha: float = 
             _PARTS[key] = None
         else:
             base = target_baseline(data, target.space)
-            seconds = top * base.mean_cost
+            # the time axis ends where the evaluation axis does: a budget beyond the space's size adds
+            # nothing random search could still find (and an empty window past it)
+            seconds = min(top, len(base.values)) * base.mean_cost
             if len(data.frame):  # build the row index that run curves look configurations up in
                 data.row_of(data.frame.iloc[0][list(data.parameters)].to_dict())
             _PARTS[key] = (data, base, noise_set(data, noise_alpha), check_dataset(data, target.space,

@@ -51,8 +51,12 @@ def random_bands(campaign: Campaign) -> dict[tuple[str, str], np.ndarray]:
         key = (bench, gpu, campaign.backend, campaign.dataset_for(bench, gpu), top)
         if key not in _BANDS:
             times = random_times(*key[:4])
-            _BANDS[key] = None if times is None else random_relative_performance_quantiles(
-                times, np.minimum(np.arange(1, top + 1), len(times)), (0.25, 0.5, 0.75))
+            if times is None:
+                _BANDS[key] = None
+            else:  # beyond the space's size every k is the whole space: computed once, not once per k
+                ks = np.arange(1, min(top, len(times)) + 1)
+                band = random_relative_performance_quantiles(times, ks, (0.25, 0.5, 0.75))
+                _BANDS[key] = np.concatenate([band, np.repeat(band[-1:], top - len(ks), axis=0)])
         if (band := _BANDS[key]) is not None:
             out[(bench, gpu)] = band
     return out

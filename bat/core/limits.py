@@ -50,6 +50,10 @@ MAX_VALUES = 1 << 20
 MAX_GROUP_SIZE = 1 << 25
 #: characters of a name (tuner, label, GPU) taken from outside
 MAX_NAME_CHARS = 200
+#: evaluations of one budget of a comparison (its curves, bands and figures grow with the largest budget)
+MAX_BUDGET = 100_000
+#: runs of one comparison campaign (tuners x targets x budgets x repeats), planned before any runs
+MAX_CAMPAIGN_RUNS = 100_000
 #: configurations of another GPU's data (the transfer prior) in one protocol reply (``prior``)
 PRIOR_PAGE_ROWS = 4096
 
