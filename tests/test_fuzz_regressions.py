@@ -118,7 +118,7 @@ def test_protocol_lines_before_a_hello(lines: list[bytes], tmp_path: Path) -> No
 def test_a_campaign_too_large_is_refused_before_it_is_planned(options: list[str], tmp_path: Path) -> None:
     """Found by the 100,000-example options bench (2026-11-26): ``--budgets 9999999`` ran past two minutes and
     grew to 12 GB, ``--repeats 9999999`` to 2.9 GB in two minutes; both are refused up front now (``run_cli``
-    also holds the refusal's peak memory under ``MEMORY_LIMIT_MB``)."""
+    also holds what the refusal adds to peak memory under ``MEMORY_GROWTH_LIMIT_MB``)."""
     argv = ["compare", "-t", "reference:random", "-b", "pnpoly", "-o", "cmp", *options]
     assert run_cli(tmp_path, {}, argv) == 2
 

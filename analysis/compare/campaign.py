@@ -177,9 +177,10 @@ class Campaign:
                                 f"got {max(self.budgets):,}")
         if self.repeats < 1:
             raise CampaignError(f"--repeats must be >= 1, got {self.repeats}")
-        groups = sum(1 if t.budget_agnostic else len(set(self.budgets)) for t in self.tuners)
-        if (runs := groups * len(self.targets) * self.repeats) > MAX_CAMPAIGN_RUNS:
-            raise CampaignError(f"the campaign has {runs:,} runs (tuners x targets x budgets x repeats); at most "
+        # counted without building a tuner (a budget-agnostic one makes one run for all budgets: fewer)
+        runs = len(self.tuners) * len(self.targets) * len(set(self.budgets)) * self.repeats
+        if runs > MAX_CAMPAIGN_RUNS:
+            raise CampaignError(f"{runs:,} runs (tuners x targets x budgets x repeats), over the limit of "
                                 f"{MAX_CAMPAIGN_RUNS:,} (bat.core.limits.MAX_CAMPAIGN_RUNS)")
         if self.tuner_charge_s is not None and not 0 <= self.tuner_charge_s < float("inf"):
             raise CampaignError(f"--tuner-charge must be finite and >= 0, got {self.tuner_charge_s}")
