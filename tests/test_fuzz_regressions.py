@@ -113,13 +113,21 @@ def test_protocol_lines_before_a_hello(lines: list[bytes], tmp_path: Path) -> No
     _check_protocol(lines, tmp_path)
 
 
-@pytest.mark.parametrize("options", [["--budgets", "100001"], ["--budgets", "5", "--repeats", "9999999"]],
-                         ids=["budget", "repeats"])
-def test_a_campaign_too_large_is_refused_before_it_is_planned(options: list[str], tmp_path: Path) -> None:
-    """Found by the 100,000-example options bench (2026-11-26): ``--budgets 9999999`` ran past two minutes and
-    grew to 12 GB, ``--repeats 9999999`` to 2.9 GB in two minutes; both are refused up front now (``run_cli``
-    also holds what the refusal adds to peak memory under ``MEMORY_GROWTH_LIMIT_MB``)."""
-    argv = ["compare", "-t", "reference:random", "-b", "pnpoly", "-o", "cmp", *options]
+HYPERTUNE = ["hypertune", "-t", "reference:genetic", "-n", "1", "--split", "gpus:RTX_3090", "--pool",
+             "pnpoly_RTX_3090,pnpoly_RTX_Titan", "-o", "hx"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["compare", "-t", "reference:random", "-b", "pnpoly", "-o", "cmp", "--budgets", "100001"],
+    ["compare", "-t", "reference:random", "-b", "pnpoly", "-o", "cmp", "--budgets", "5", "--repeats", "9999999"],
+    [*HYPERTUNE, "--budget", "100001"], [*HYPERTUNE, "--repeats", "9999999"],
+    [*HYPERTUNE, "--final-repeats", "9999999"]],
+    ids=["compare-budget", "compare-repeats", "hypertune-budget", "hypertune-repeats", "hypertune-final-repeats"])
+def test_a_comparison_too_large_is_refused_before_it_is_planned(argv: list[str], tmp_path: Path) -> None:
+    """Found by the 100,000-example options bench (2026-11-26): ``compare --budgets 9999999`` ran past two
+    minutes and grew to 12 GB, ``--repeats 9999999`` to 2.9 GB in two minutes; ``hypertune`` refused such
+    inner comparisons only after writing its unit store. All are refused up front now, nothing written
+    (``run_cli`` also holds what the refusal adds to peak memory under ``MEMORY_GROWTH_LIMIT_MB``)."""
     assert run_cli(tmp_path, {}, argv) == 2
 
 
