@@ -42,6 +42,17 @@ class CampaignError(BatError, ValueError):
     """A campaign that cannot be run as defined (names the option that is wrong)."""
 
 
+def check_size(budget: int, runs: int, budget_option: str = "--budgets", runs_option: str = "") -> None:
+    """Refuse a comparison whose largest budget or number of runs (tuners x targets x budgets x repeats) is
+    past ``bat.core.limits``: its curves, bands and figures grow with the one, its plan with the other."""
+    if budget > MAX_BUDGET:
+        raise CampaignError(f"{budget_option}: at most {MAX_BUDGET:,} evaluations (bat.core.limits.MAX_BUDGET), "
+                            f"got {budget:,}")
+    if runs > MAX_CAMPAIGN_RUNS:
+        raise CampaignError(f"{runs_option + ': ' if runs_option else ''}{runs:,} runs (tuners x targets x budgets x "
+                            f"repeats), over the limit of {MAX_CAMPAIGN_RUNS:,} (bat.core.limits.MAX_CAMPAIGN_RUNS)")
+
+
 def file_label(label: str) -> str:
     """The part of a file name a tuner label becomes (plots, IOHprofiler folders): unsafe characters as '_'."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", label)
@@ -172,16 +183,10 @@ class Campaign:
             raise CampaignError("--benchmarks: at least one benchmark with recorded data is needed")
         if not self.budgets or min(self.budgets) < 1:
             raise CampaignError(f"--budgets: positive integers are needed, got {list(self.budgets)}")
-        if max(self.budgets) > MAX_BUDGET:
-            raise CampaignError(f"--budgets: at most {MAX_BUDGET:,} evaluations (bat.core.limits.MAX_BUDGET), "
-                                f"got {max(self.budgets):,}")
         if self.repeats < 1:
             raise CampaignError(f"--repeats must be >= 1, got {self.repeats}")
-        # counted without building a tuner (a budget-agnostic one makes one run for all budgets: fewer)
-        runs = len(self.tuners) * len(self.targets) * len(set(self.budgets)) * self.repeats
-        if runs > MAX_CAMPAIGN_RUNS:
-            raise CampaignError(f"{runs:,} runs (tuners x targets x budgets x repeats), over the limit of "
-                                f"{MAX_CAMPAIGN_RUNS:,} (bat.core.limits.MAX_CAMPAIGN_RUNS)")
+        # runs counted without building a tuner (a budget-agnostic one makes one run for all budgets: fewer)
+        check_size(max(self.budgets), len(self.tuners) * len(self.targets) * len(set(self.budgets)) * self.repeats)
         if self.tuner_charge_s is not None and not 0 <= self.tuner_charge_s < float("inf"):
             raise CampaignError(f"--tuner-charge must be finite and >= 0, got {self.tuner_charge_s}")
         if self.remeasure < 0:

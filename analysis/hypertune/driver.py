@@ -27,13 +27,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bat.analysis.compare.campaign import check_size
 from bat.analysis.hypertune.search import next_batch
 from bat.analysis.hypertune.space import declared, narrow, search_space
 from bat.analysis.hypertune.splits import HypertuneError, Split
 from bat.analysis.hypertune.store import UnitStore
 from bat.analysis.hypertune.units import Executor, Unit, make_unit, paired_difference
 from bat.core.hyperparams import HyperParam, write_options_file
-from bat.core.limits import MAX_BUDGET, MAX_CAMPAIGN_RUNS
 
 SEARCHERS = {"random": "reference:random", "grid": "reference:grid", "tpe": "optuna"}
 OPTIONS_FILE = "best-options.json"
@@ -83,16 +83,10 @@ def plan(*, tuner: str, split: Split, searcher: str = "random", params: list[str
                              ("--final-repeats", final_repeats, 2), ("--points", points, 2), ("--batch", batch, 0)):
         if value < low:
             raise HypertuneError(f"{name} must be >= {low}, got {value}")
-    if budget > MAX_BUDGET:
-        raise HypertuneError(f"--budget: at most {MAX_BUDGET:,} evaluations (bat.core.limits.MAX_BUDGET), "
-                             f"got {budget:,}")
-    # the comparisons' own limit, checked here before OUT/units.sqlite is opened (the best and the defaults,
-    # compared on every dataset, in the final comparison)
-    for name, runs in (("--repeats", repeats * len(split.train)),
-                       ("--final-repeats", 2 * final_repeats * (len(split.train) + len(split.heldout)))):
-        if runs > MAX_CAMPAIGN_RUNS:
-            raise HypertuneError(f"{name}: {runs:,} runs of one comparison, over the limit of {MAX_CAMPAIGN_RUNS:,} "
-                                 "(bat.core.limits.MAX_CAMPAIGN_RUNS)")
+    # the comparisons' own limits, checked here before OUT/units.sqlite is opened: an inner comparison, and the
+    # final one (the best and the defaults on every dataset)
+    check_size(budget, repeats * len(split.train), "--budget", "--repeats")
+    check_size(budget, 2 * final_repeats * (len(split.train) + len(split.heldout)), "--budget", "--final-repeats")
     return Plan(tuner, chosen, split, searcher, settings, budget, repeats, final_repeats, seed, points, batch)
 
 
