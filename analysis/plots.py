@@ -8,8 +8,10 @@ other, returning the PNG path. Long titles and tick labels are wrapped to the
 figure's width; every figure is drawn under ``STYLE`` (``styled``): constrained
 layout, so a plain ``fig.savefig(path)`` keeps every label and nothing overlaps,
 and no mathtext, so text from data (a GPU name, a label with ``$``) is drawn as
-written. ``pyplot``, ``save_figure``, ``set_title`` and ``styled`` are shared
-with the figures of ``bat compare``.
+written. Without mathtext matplotlib's own log-axis labels (``$\\mathdefault{10^{2}}$``) would print
+literally, so every log axis of a styled or saved figure gets ``PlainLogFormatter`` (``plain_ticks``):
+the same ticks, labelled in plain text (1, 10, 100, 1000, 10⁴, 0.01, 10⁻³). ``pyplot``, ``save_figure``,
+``set_title`` and ``styled`` are shared with the figures of ``bat compare`` and ``bat hypertune``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
+from matplotlib.ticker import LogFormatter, LogFormatterMathtext
 
 from bat.analysis.centrality import Centrality
 from bat.analysis.convergence import Curve
@@ -44,17 +47,93 @@ STYLE = {"text.parse_math": False, "figure.constrained_layout.use": True}
 P = ParamSpec("P")
 R = TypeVar("R")
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+class PlainLogFormatter(LogFormatter):
+    """matplotlib's log-axis labels (which ticks get one is its choice) written as plain text.
+
+    Powers of ten from 0.001 to 1000 read as decimals, the others as 10 with a superscript
+    exponent (no mathtext needed); a labelled tick between decades (2, 30, 0.05) reads as ``%g``.
+    """
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        exponent = np.log10(abs(x)) if x else 0.0
+        if x and abs(exponent - round(exponent)) < 1e-9 and not -3 <= round(exponent) <= 3:
+            return ("-" if x < 0 else "") + "10" + str(round(exponent)).translate(_SUPERSCRIPT)
+        return f"{x:g}"
+
+
+def plain_ticks(fig: Figure) -> Figure:
+    """``fig`` with every log-scaled axis labelled by ``PlainLogFormatter`` (major and minor ticks)."""
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() != "log":
+                continue
+            # matplotlib's defaults write mathtext; a formatter the figure chose itself is kept
+            if isinstance(axis.get_major_formatter(), LogFormatterMathtext):
+                axis.set_major_formatter(PlainLogFormatter())
+            if isinstance(axis.get_minor_formatter(), LogFormatterMathtext):
+                axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+    return fig
+
+
+#: colour-blind-safe colours (Okabe and Ito; black is random search's) ...
+_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#999933")
+#: ... each paired with a dash pattern, and bars with a hatch, so series stay apart printed in grey
+_DASHES: tuple[Any, ...] = ("-", (0, (5, 1.5)), (0, (1, 1.2)), (0, (6, 1.5, 1, 1.5)), (0, (2.5, 1.2, 1, 1.2, 1, 1.2)))
+_HATCHES = ("", "///", "...", "xx", "\\\\", "++", "oo")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+
+
+def series_style(k: int) -> dict[str, Any]:
+    """Colour and dash pattern of the ``k``-th line series of a figure (a tuner, a GPU)."""
+    return {"color": _COLOURS[k % len(_COLOURS)], "linestyle": _DASHES[k % len(_DASHES)]}
+
+
+def bar_style(k: int) -> dict[str, Any]:
+    """Colour and hatch of the ``k``-th bar series of a figure."""
+    return {"color": _COLOURS[k % len(_COLOURS)], "hatch": _HATCHES[k % len(_HATCHES)], "edgecolor": "black",
+            "linewidth": 0.5}
+
+
+def marker(k: int) -> str:
+    """The marker of the ``k``-th series whose points matter (centrality against p)."""
+    return _MARKERS[k % len(_MARKERS)]
+
+
+def legend_beside(ax: Any, **kwargs: Any) -> None:
+    """The axes' legend outside them, to their right: it never covers data (constrained layout makes room)."""
+    ax.legend(fontsize="x-small", title_fontsize="x-small", loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0, **kwargs)
+
+
+def figure_legend(fig: Figure, axes: Sequence[Any]) -> None:
+    """One legend for every panel (each label once), below them all: no panel's data is covered."""
+    entries: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc="outside lower center", fontsize="small",
+                   ncols=min(3, len(entries)), frameon=False)
+
 
 def styled(draw: Callable[P, R]) -> Callable[P, R]:
-    """``draw`` run under ``STYLE`` (every Text it makes keeps the setting, whenever it is saved)."""
+    """``draw`` run under ``STYLE`` (every Text it makes keeps the setting, whenever it is saved);
+    a Figure it returns has plain-text log ticks (``plain_ticks``)."""
 
     @functools.wraps(draw)
     def under_style(*args: P.args, **kwargs: P.kwargs) -> R:
         import matplotlib
+        from matplotlib.figure import Figure
 
         pyplot()
         with matplotlib.rc_context(STYLE):
-            return draw(*args, **kwargs)
+            result = draw(*args, **kwargs)
+        if isinstance(result, Figure):
+            plain_ticks(result)
+        return result
 
     return under_style
 
@@ -104,6 +183,7 @@ def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
     plain ``savefig`` of the same figure whole too.
     """
     chosen = _formats.get() or (("png", "svg") if svg else ("png",))
+    plain_ticks(fig)
     for fmt in chosen:
         publish(path.with_suffix(f".{fmt}"), lambda tmp, fmt=fmt: fig.savefig(
             tmp, dpi=150, bbox_inches="tight", format=fmt))
@@ -145,14 +225,14 @@ def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -
     """
     benches = list(values)
     gpus = sorted({g for v in values.values() for g in v})
-    colours = {g: f"C{k % 10}" for k, g in enumerate(gpus)}
+    styles = {g: bar_style(k) for k, g in enumerate(gpus)}
     fig, ax = _figure((3 + 1.8 * len(benches), 4))
     width = 0.8 / max(1, max((len(v) for v in values.values()), default=1))
     drawn: set[str] = set()
     for i, b in enumerate(benches):
         present = [g for g in gpus if g in values[b]]
         for k, g in enumerate(present):
-            ax.bar(i + (k - (len(present) - 1) / 2) * width, values[b][g], width, color=colours[g],
+            ax.bar(i + (k - (len(present) - 1) / 2) * width, values[b][g], width, **styles[g],
                    label=None if g in drawn else g)
             drawn.add(g)
     ax.set_xticks(np.arange(len(benches)), benches)
@@ -164,7 +244,7 @@ def speedup_figure(values: Mapping[str, Mapping[str, float]], definition: str) -
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     ax.set_ylabel("max speedup over median (x)")
     set_title(ax, f"Max speedup over median ({definition})")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="GPU", title_fontsize=8)
+    legend_beside(ax, title="GPU")
     return fig
 
 
@@ -176,13 +256,15 @@ def convergence_figure(title: str, curves: Sequence[Curve]) -> Figure:
     changes only when an evaluation finds a better configuration), every run thin and the
     centre line thick, with the band between the quartiles.
     """
-    fig, ax = _figure((6.4, 4.2))
+    fig, ax = _figure((7.6, 4.2))
+    traced = 0
     for c in curves:
         if not c.budgets:
             continue
         where = "post" if c.steps else None
         label = f"{c.label} ({c.definition} of {len(c.runs)} runs)" if c.steps else c.label
-        kw = {"drawstyle": "steps-post"} if c.steps else {"color": "black", "ls": "--"}
+        kw = {"drawstyle": "steps-post", **series_style(traced)} if c.steps else {"color": "black", "ls": "--"}
+        traced += bool(c.steps)
         line, = ax.plot(c.budgets, c.centre, lw=2 if c.steps else 1.2, label=label, **kw)
         for run in c.runs:
             ax.plot(c.budgets, run, color=line.get_color(), lw=0.5, alpha=0.35, drawstyle="steps-post")
@@ -192,8 +274,8 @@ def convergence_figure(title: str, curves: Sequence[Curve]) -> Figure:
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("evaluations (distinct configurations)")
     ax.set_ylabel("relative performance\n(best time / best found)")
+    legend_beside(ax)
     set_title(ax, title)
-    ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
     return fig
 
@@ -201,16 +283,16 @@ def convergence_figure(title: str, curves: Sequence[Curve]) -> Figure:
 @styled
 def centrality_figure(benchmark: str, results: Mapping[str, Centrality], p_max: float = 0.15) -> Figure:
     """Proportion of centrality against p, one line per GPU."""
-    fig, ax = _figure((6.4, 4.2))
-    for gpu, c in results.items():
+    fig, ax = _figure((7.6, 4.2))
+    for k, (gpu, c) in enumerate(results.items()):
         keep = c.p <= p_max + 1e-9
-        ax.plot(c.p[keep] * 100, c.proportion[keep], marker="o", ms=3, label=gpu)
+        ax.plot(c.p[keep] * 100, c.proportion[keep], marker=marker(k), ms=4, label=gpu, **series_style(k))
     first = next(iter(results.values()))
     ax.set_xlabel("p: tolerance over the optimum (%)")
     ax.set_ylabel("proportion of centrality")
     ax.set_ylim(0, 1.02)
+    legend_beside(ax, title="GPU")
     set_title(ax, f"{benchmark}: proportion of centrality ({first.variant}, {first.neighbourhood})")
-    ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return fig
 
@@ -225,16 +307,16 @@ def importance_figure(benchmark: str, results: Mapping[str, Importance]) -> Figu
     shown = [j for j in range(len(first.parameters))
              if any(np.any(imp.repeats[j] != 0) for imp in results.values())]
     params = [first.parameters[j] for j in shown]
-    fig, ax = _figure((6.4, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
+    fig, ax = _figure((7.6, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
     height = 0.8 / max(1, len(results))
     for k, (gpu, imp) in enumerate(results.items()):
         ax.barh(np.arange(len(params)) + k * height, imp.mean[shown], height,
-                xerr=np.nan_to_num(imp.half_width[shown]), label=f"{gpu} (CV R^2 {imp.cv_r2:.2f})")
+                xerr=np.nan_to_num(imp.half_width[shown]), label=f"{gpu} (CV R² {imp.cv_r2:.2f})", **bar_style(k))
     ax.set_yticks(np.arange(len(params)) + height * (len(results) - 1) / 2, params)
     ax.axvline(0.05, color="grey", ls=":", lw=0.8)
-    ax.set_xlabel("permutation feature importance (drop in R^2)")
+    ax.set_xlabel("permutation feature importance (drop in R²; dotted: 0.05)")
+    legend_beside(ax, title="GPU")
     set_title(ax, f"{benchmark}: permutation feature importance (CatBoost)")
-    ax.legend(fontsize=7)
     return fig
 
 
@@ -319,18 +401,22 @@ def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float
     ax.yaxis.set_minor_formatter(plain)
     ax.set_xlim(-0.6, len(gpus) - 0.4)
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_xticks(range(len(gpus)), [textwrap.fill(g, 12) for g in gpus], fontsize=7)
+    ax.set_xticks(range(len(gpus)), [textwrap.fill(_with_vendor(g, vendors.get(g, "")), 12) for g in gpus],
+                  fontsize=7)
     ax.set_ylabel("max speedup of the best configuration")
-    present = [v for v in VENDOR_COLOURS if v and v in set(vendors.values())]
-    handles = [Patch(facecolor=VENDOR_COLOURS[v], edgecolor="black", label=v) for v in present]
-    handles += [Patch(facecolor="white", edgecolor="black", label="over the median configuration"),
-                Patch(facecolor="white", edgecolor="black", hatch="///", label="over the default configuration")]
-    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    handles = [Patch(facecolor="white", edgecolor="black", label="over the median configuration"),
+               Patch(facecolor="white", edgecolor="black", hatch="///", label="over the default configuration")]
+    legend_beside(ax, handles=handles, title="bars coloured by vendor")
     missing = any(impact[g]["over_default"] is None for g in gpus)
     ax.set_title(f"{benchmark}: tuning impact per GPU"
                  + ("\n(n/a: the default configuration has no measurement)" if missing else ""), fontsize=9)
     ax.grid(axis="y", alpha=0.3, which="both")
     return fig
+
+
+def _with_vendor(gpu: str, vendor: str) -> str:
+    """A GPU's name that says its vendor (the bars' colour says it too, but not in grey print)."""
+    return gpu if not vendor or gpu.upper().startswith(vendor.upper()) else f"{gpu} ({vendor})"
 
 
 # -- the same figures written to files (the report's and the CLI's) ---------------------------

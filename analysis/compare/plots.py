@@ -27,7 +27,7 @@ from bat.analysis.compare.campaign import Campaign, file_label
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
 from bat.analysis.data import gpu_label
-from bat.analysis.plots import pyplot, save_figure, set_title, styled
+from bat.analysis.plots import figure_legend, pyplot, save_figure, series_style, set_title, styled
 
 
 def panels(n: int, width: float = 4.6, height: float = 3.4):
@@ -79,11 +79,13 @@ def _draw_random(ax, ks: np.ndarray, band: np.ndarray | None) -> None:
                     label="random search: 25-75 %")
 
 
-def _draw_tuner(ax, ks: np.ndarray, records: list[RunRecord], label: str, color: str | None = None) -> None:
+def _draw_tuner(ax, ks: np.ndarray, records: list[RunRecord], label: str, k: int) -> None:
+    """The runs of the ``k``-th tuner of the campaign (its colour and dashes in every figure)."""
     best = float(records[0].meta["best_known_ms"])
     rel = trace_relative_performance([r.trace for r in records], best, ks)
     lo, mid, hi = np.nanquantile(rel, [0.25, 0.5, 0.75], axis=0)
-    line, = ax.plot(ks, mid, drawstyle="steps-post", lw=2, color=color, label=f"{label} (median of {len(records)})")
+    line, = ax.plot(ks, mid, drawstyle="steps-post", lw=2, label=f"{label} (median of {len(records)})",
+                    **series_style(k))
     for run in rel:
         ax.plot(ks, run, drawstyle="steps-post", lw=0.5, alpha=0.35, color=line.get_color())
     ax.fill_between(ks, lo, hi, step="post", alpha=0.15, color=line.get_color())
@@ -111,7 +113,6 @@ def _style(ax, bench: str, gpu: str) -> None:
            ylabel="best known / best found")
     set_title(ax, f"{bench} on {gpu}")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize="x-small", loc="lower right")
 
 
 def convergence_names(campaign: Campaign) -> list[str]:
@@ -129,7 +130,7 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path,
     bands = random_bands(campaign)
     names = gpu_names(campaign)
     paths = []
-    for t in campaign.tuners:
+    for k, t in enumerate(campaign.tuners):
         if which is not None and f"convergence_{file_label(t.label)}" not in which:
             continue
         fig, axes = panels(len(campaign.targets))
@@ -137,19 +138,21 @@ def convergence_plots(campaign: Campaign, records: list[RunRecord], out: Path,
             _draw_random(ax, ks, bands.get((bench, gpu)))
             mine = _runs(records, t.label, bench, gpu, top)
             if mine:
-                _draw_tuner(ax, ks, mine, t.label)
+                _draw_tuner(ax, ks, mine, t.label, k)
             _style(ax, bench, names[bench, gpu])
+        figure_legend(fig, axes)
         paths.append(save_figure(fig, out / f"convergence_{file_label(t.label)}", svg=False))
     if which is not None and "overlay" not in which:
         return paths
     fig, axes = panels(len(campaign.targets), width=5.6, height=4.0)
     for ax, (bench, gpu) in zip(axes, campaign.targets, strict=True):
         _draw_random(ax, ks, bands.get((bench, gpu)))
-        for t in campaign.tuners:
+        for k, t in enumerate(campaign.tuners):
             mine = _runs(records, t.label, bench, gpu, top)
             if mine:
-                _draw_tuner(ax, ks, mine, t.label)
+                _draw_tuner(ax, ks, mine, t.label, k)
         _style(ax, bench, names[bench, gpu])
+    figure_legend(fig, axes)
     fig.suptitle(f"{len(campaign.tuners)} tuners, {campaign.repeats} seeds each: every run thin, medians thick",
                  fontsize=10)
     paths.append(save_figure(fig, out / "overlay", svg=False))

@@ -17,12 +17,24 @@ from pathlib import Path
 
 import numpy as np
 
-from bat.analysis.compare.methodology import AXES, Methodology
+from bat.analysis.compare.methodology import AXES, Methodology, TargetStudy
 from bat.analysis.compare.plots import panels
+from bat.analysis.data import gpu_label
 from bat.analysis.ecdf import ecdf, random_ecdf_evaluations, random_ecdf_time
-from bat.analysis.plots import save_figure, set_title, styled
+from bat.analysis.plots import figure_legend, legend_beside, save_figure, series_style, set_title, styled
 
 XLABEL = {"evaluations": "evaluations (distinct configurations)", "time": "simulated tuning time (s)"}
+
+
+def _styles(m: Methodology) -> dict[str, dict]:
+    """Each tuner's line style, by its order in the campaign (the same as in the convergence figures)."""
+    labels = dict.fromkeys(label for t in m.targets for label in t.scores)
+    return {label: series_style(k) for k, label in enumerate(labels)}
+
+
+def _target(t: TargetStudy) -> str:
+    """A panel's target as the other figures name it (the dataset's GPU name)."""
+    return f"{t.benchmark} on {gpu_label(t.gpu, t.dataset.meta.gpu_name or None)}"
 
 
 def _band(per_run: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -40,23 +52,24 @@ def _band(per_run: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def score_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Path]:
     """``score_<axis>.png`` for each of ``axes`` (both by default)."""
     paths = []
+    styles = _styles(m)
     for axis in axes:
-        fig, panes = panels(len(m.targets))
+        fig, panes = panels(len(m.targets), width=6.2)
         for ax, t in zip(panes, m.targets, strict=True):
             for label, scores in t.scores.items():
                 s = scores[axis]
                 if len(s.x) == 0:
                     continue
                 lo, hi = _band(s.per_run, m.seed)
-                line, = ax.plot(s.x, s.curve, lw=1.6, label=f"{label} ({s.run_scores.mean():+.2f})")
+                line, = ax.plot(s.x, s.curve, lw=1.6, label=f"{label} ({s.run_scores.mean():+.2f})", **styles[label])
                 ax.fill_between(s.x, lo, hi, color=line.get_color(), alpha=0.15)
             ax.axhline(0.0, color="black", ls="--", lw=1, label="random search (0)")
             ax.axhline(1.0, color="black", ls=":", lw=1, label="optimum (1)")
-            ax.set(xlabel=XLABEL[axis], ylabel="score: (random - found) / (random - optimum)")
+            ax.set(xlabel=XLABEL[axis], ylabel="score\n(random − found) / (random − optimum)")
             ax.set_ylim(min(-1.0, ax.get_ylim()[0]), 1.05)
-            set_title(ax, f"{t.name}: methodology score on {axis}")
+            set_title(ax, f"{_target(t)}: methodology score on {axis}")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize="x-small", loc="lower right")
+            legend_beside(ax, title="tuner (mean score)")
         paths.append(save_figure(fig, out / f"score_{axis}", svg=False))
     return paths
 
@@ -65,6 +78,7 @@ def score_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[P
 def ecdf_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Path]:
     """``ecdf_<axis>.png`` for each of ``axes`` (both by default)."""
     hits = m.hitting_times()
+    styles = _styles(m)
     paths = []
     for axis in axes:
         column = "evaluations" if axis == "evaluations" else "seconds"
@@ -81,10 +95,10 @@ def ecdf_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Pa
             mine = hits[(hits["benchmark"] == t.benchmark) & (hits["gpu"] == t.gpu)]
             for label, g in mine.groupby("label", sort=False):
                 values = [None if np.isnan(v) else v for v in g[column].to_numpy(dtype=float)]
-                ax.plot(grid, ecdf(values, grid), drawstyle="steps-post", lw=1.6, label=label)
+                ax.plot(grid, ecdf(values, grid), drawstyle="steps-post", lw=1.6, label=label, **styles[label])
             ax.set(xlabel=XLABEL[axis], ylabel="fraction of (run, target) pairs reached", ylim=(0, 1.02))
-            set_title(ax, f"{t.name}: targets {', '.join(ladder.labels)} of the optimum")
+            set_title(ax, f"{_target(t)}: targets {', '.join(ladder.labels)} of the optimum")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize="x-small", loc="upper left")
+        figure_legend(fig, panes)
         paths.append(save_figure(fig, out / f"ecdf_{axis}", svg=False))
     return paths

@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from bat.analysis.plots import pyplot, save_figure, styled
+from bat.analysis.plots import bar_style, legend_beside, pyplot, save_figure, styled
+
+#: the bars of the best setting and of the defaults in every figure (colour and hatch: apart in grey print too)
+BEST, DEFAULTS = bar_style(0), bar_style(1)
 
 
 def _fmt(x: float | None) -> str:
@@ -95,10 +98,19 @@ def _errorbars(values: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
 def _settings_plot(body: dict[str, Any], path: Path) -> None:
     tried = body["tried"]
     y, err = _errorbars(tried)
+    from matplotlib.ticker import MaxNLocator
+
     fig, ax = pyplot().subplots(figsize=(max(5, 0.18 * len(tried) + 2), 3.5))
-    colours = ["tab:red" if t["setting"] == body["defaults"] else "tab:blue" for t in tried]
-    ax.bar(range(len(tried)), y, yerr=err, color=colours, capsize=2)
-    ax.set_xlabel("setting, by training score (red: defaults)")
+    ranks = np.arange(1, len(tried) + 1)
+    is_default = np.array([t["setting"] == body["defaults"] for t in tried], dtype=bool)
+    for style, keep, label in ((BEST, ~is_default, "a tried setting"), (DEFAULTS, is_default, "the defaults")):
+        if keep.any():
+            ax.bar(ranks[keep], y[keep], yerr=err[:, keep], capsize=2, label=label, **style)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    ax.set_xlim(0.4, len(tried) + 0.6)
+    ax.axhline(0.0, color="black", lw=0.8)
+    legend_beside(ax)
+    ax.set_xlabel("setting's rank by training score (1: best)")
     ax.set_ylabel("methodology score")
     ax.set_title(f"{body['plan']['tuner']}: settings tried")
     save_figure(fig, path, svg=False)
@@ -110,11 +122,13 @@ def _final_plot(body: dict[str, Any], path: Path) -> None:
     for i, name in enumerate(("train", "heldout")):
         f = body["final"][name]
         y, err = _errorbars([f["best"], f["defaults"]])
-        ax.bar([i - 0.2, i + 0.2], y, width=0.38, yerr=err, capsize=3, color=["tab:blue", "tab:red"],
-               label=["best", "defaults"] if i == 0 else None)
+        for k, (style, label) in enumerate(((BEST, "best setting"), (DEFAULTS, "defaults"))):
+            ax.bar(i + (k - 0.5) * 0.4, y[k], width=0.38, yerr=err[:, k:k + 1], capsize=3,
+                   label=label if i == 0 else None, **style)
     ax.set_xticks([0, 1], ["training", "held out"])
+    ax.axhline(0.0, color="black", lw=0.8)
     ax.set_ylabel("methodology score")
-    ax.legend()
+    legend_beside(ax)
     ax.set_title(f"{body['plan']['tuner']}: best vs defaults")
     save_figure(fig, path, svg=False)
 
@@ -130,9 +144,11 @@ def _per_dataset_plot(body: dict[str, Any], path: Path) -> None:
             base.append(float(np.mean(f["defaults"]["per_target"].get(ds, [np.nan]))))
     x = np.arange(len(names))
     fig, ax = pyplot().subplots(figsize=(max(5, 0.9 * len(names) + 1), 4))
-    ax.bar(x - 0.2, best, width=0.38, label="best", color="tab:blue")
-    ax.bar(x + 0.2, base, width=0.38, label="defaults", color="tab:red")
+    ax.bar(x - 0.2, best, width=0.38, label="best setting", **BEST)
+    ax.bar(x + 0.2, base, width=0.38, label="defaults", **DEFAULTS)
     ax.set_xticks(x, names, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("methodology score")
-    ax.legend()
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set_ylabel("methodology score (mean over runs)")
+    ax.set_title(f"{body['plan']['tuner']}: best setting and defaults per dataset")
+    legend_beside(ax)
     save_figure(fig, path, svg=False)
