@@ -148,3 +148,30 @@ def test_the_readme_names_every_command_with_a_schema():
     paragraph = readme[readme.index("`--json` (anywhere"):].split("\n\n")[0]
     named = set(re.findall(r"`(\w+)`", paragraph))
     assert {p.stem for p in SCHEMAS.glob("*.json")} - {"error", "version"} <= named
+
+
+@pytest.mark.slow
+def test_verify_of_an_infinite_error_is_a_finding_in_a_strict_document(tmp_path: Path, capsys):
+    """A poisoned output (an infinity written) gives an infinite error ratio: exit 3 and a document that any
+    strict JSON parser reads, the infinity as null and named in non_finite."""
+    source = (ROOT / "benchmarks" / "nbody" / "kernel.cu").read_text()
+    assert source.count("pi[k].x + v.x * dt,") == 1
+    poisoned = tmp_path / "nbody_inf.cu"
+    poisoned.write_text(source.replace("pi[k].x + v.x * dt,", "pi[k].x + v.x * dt + INFINITY,"))
+    doc = document(["verify", "-b", "nbody", "--first", "--no-gate", "--source", str(poisoned)], capsys, EXIT_FOUND)
+    (one,) = doc["configurations"]
+    assert one["status"] == "incorrect" and one["error_ratio"] is None and "got inf" in one["message"]
+    assert doc["non_finite"] == {"/configurations/0/error_ratio": "inf"}
+
+
+def test_a_document_holds_only_finite_numbers():
+    import numpy as np
+
+    from bat.core.jsonout import dumps, finite
+
+    doc = {"a": [1.0, float("nan"), np.float64("-inf")], "b/c": {"d~": np.inf}, "e": np.arange(2)}
+    text = dumps(doc)
+    back = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in a strict document"))
+    assert back["a"] == [1.0, None, None] and back["e"] == [0, 1]
+    assert back["non_finite"] == {"/a/1": "nan", "/a/2": "-inf", "/b~1c/d~0": "inf"}
+    assert finite([1, 2.5])[1] == {}

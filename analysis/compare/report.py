@@ -10,13 +10,11 @@ lists). Missing values are JSON ``null``.
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from bat.analysis.compare import assess
@@ -25,7 +23,7 @@ from bat.analysis.compare.campaign import Campaign
 from bat.analysis.compare.forked import run_forked
 from bat.analysis.compare.methodology import Methodology
 from bat.analysis.compare.store import RunRecord
-from bat.core import quarantine
+from bat.core import jsonout, quarantine
 from bat.core.atomic import write_text
 from bat.run.targets import NOISE_MODES
 
@@ -55,10 +53,9 @@ def write_json(path: Path, campaign: Campaign, analysis: Analysis, records: list
             "passed": gate.passed, "cells": _records(gate.cells), "not_in_baseline": gate.missing},
         "quarantined": quarantine.seen(),
         "observations": _records(analysis.observations),
-        "runs": [{"meta": r.meta, "trace": {c: _clean(r.trace[c].tolist()) for c in r.trace.columns}}
-                 for r in records],
+        "runs": [{"meta": r.meta, "trace": {c: r.trace[c].tolist() for c in r.trace.columns}} for r in records],
     }
-    return write_text(path, json.dumps(_clean(doc), allow_nan=False, default=_plain))
+    return write_text(path, jsonout.dumps(doc, key=None))  # non-finite values (a failed run's time) as null
 
 
 def markdown(campaign: Campaign, analysis: Analysis) -> str:
@@ -227,25 +224,6 @@ def _f(v: float | None) -> str:
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dict(orient="records")
-
-
-def _clean(obj: Any) -> Any:
-    """NaN and infinities to None, NumPy scalars to Python, recursively."""
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
 
 
 def write_outputs(out: Path, campaign: Campaign, analysis: Analysis, records: list[RunRecord], *,

@@ -18,17 +18,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bat.analysis.compare.report import _clean, _plain, _table
+from bat.analysis.compare.report import _table
 from bat.analysis.compare.store import RunRecord
 from bat.analysis.compare.transfer import ALL_OTHERS, CENSORING, GOALS, TransferResult, shown, split_name
 from bat.analysis.plots import pyplot, save_figure, set_title, styled
-from bat.core import quarantine
+from bat.core import jsonout, quarantine
 from bat.core.atomic import write_text
 
 
@@ -128,7 +127,7 @@ def _family_mean(result: TransferResult, label: str, family: str) -> float | Non
 
 def write_json(path: Path, result: TransferResult, records: list[RunRecord]) -> Path:
     doc = result.to_dict() | {"quarantined": quarantine.seen(), "runs": [{"meta": r.meta} for r in records]}
-    return write_text(path, json.dumps(_clean(doc), allow_nan=False, default=_plain))
+    return write_text(path, jsonout.dumps(doc, key=None))
 
 
 @styled

@@ -24,7 +24,6 @@ text, the throttled log line) is the few functions below.
 
 from __future__ import annotations
 
-import json
 import re
 import string
 import sys
@@ -38,6 +37,7 @@ from typing import Any
 from rich.markup import escape
 
 from bat.cli.console import console, err_console
+from bat.core import jsonout
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FOUND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 #: ``bat record`` only: the GPU needs a fresh process (a hung kernel, a sticky CUDA error); run again with
@@ -213,16 +213,10 @@ def emit(code: int, error: str | None = None) -> None:
         doc: dict[str, Any] = {"command": mode.command, "ok": False, "exit_code": code,
                                "error": bounded(one_line(error or ""))}
     else:
-        doc = {"command": mode.command, "ok": True, "exit_code": code, **(mode.document or {})}
-    sys.stdout.write(json.dumps(doc, default=_jsonable, allow_nan=False) + "\n")
+        # the envelope's keys are the envelope's: a command's document cannot overwrite them
+        doc = {**(mode.document or {}), "command": mode.command, "ok": True, "exit_code": code}
+    sys.stdout.write(jsonout.dumps(doc) + "\n")  # finite numbers only: an infinity is null, listed in non_finite
     sys.stdout.flush()
-
-
-def _jsonable(value: Any) -> Any:
-    """numpy scalars, paths and other values as JSON."""
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
 
 
 @dataclass

@@ -92,7 +92,7 @@ def verify(
     say("{} of {} configurations ok{}", len(chosen) - failed - refused, len(chosen),
         f"; {refused} not run: a GPU would refuse them" if refused else "")
     document({"correctness_only": True, "session": described, "configurations": checked_list,
-              "ok": len(chosen) - failed - refused, "failed": failed, "refused": refused})
+              "passed": len(chosen) - failed - refused, "failed": failed, "refused": refused})
     if failed:
         raise typer.Exit(EXIT_FOUND)
 

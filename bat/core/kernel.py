@@ -190,8 +190,8 @@ def compare(
     return CheckResult(
         False,
         f"{name}: {bad.size} of {got.size} elements differ (rtol={rtol}, atol={atol}); "
-        f"worst at {tuple(int(i) for i in where)}: got {got.ravel()[worst]!r}, "
-        f"expected {expected.ravel()[worst]!r}",
+        f"worst at {tuple(int(i) for i in where)}: got {got.ravel()[worst].item()!r}, "
+        f"expected {expected.ravel()[worst].item()!r}",
         ratio,
     )
 
