@@ -10,7 +10,6 @@ import numpy as np
 
 from bat.core.dataset import Dataset, Status
 from bat.core.errors import DatasetError, UnknownNameError
-from bat.core.gpus import gpu_vendor
 from bat.core.space import SearchSpace
 from bat.registry import DatasetEntry, dataset_entries
 
@@ -38,7 +37,7 @@ class BenchmarkData:
 
     def vendor(self, gpu: str) -> str:
         """The GPU's vendor (bat.core.gpus), "" when neither its id nor its name tells."""
-        return gpu_vendor(gpu, self.datasets[gpu].meta.gpu_name)
+        return self.datasets[gpu].meta.vendor
 
 
 def benchmarks_with_data(root: Path | None = None) -> list[str]:

@@ -80,8 +80,9 @@ def test_the_study_end_to_end_and_resumed(tmp_path, capsys):
     for target in splits["all-others"]:
         assert target["gpu"] not in target["sources"] and len(target["sources"]) == 4
     for source, split in (("NVIDIA", "vendor:NVIDIA"), ("AMD", "vendor:AMD")):
-        assert splits[split] and all(gpu_vendor(x["gpu"]) != source and {gpu_vendor(g) for g in x["sources"]}
-                                     == {source} for x in splits[split])
+        assert splits[split] and all(gpu_vendor(x["gpu"], None) != source
+                                     and {gpu_vendor(g, None) for g in x["sources"]} == {source}
+                                     for x in splits[split])
     rows = [r for r in t["rows"] if r["goal"] == 1.1]
     assert len(rows) == 2 * 5 + 5 + 5  # the tuner on 10 target-splits, random on 5 targets in the first split
     # the prior's best configurations find 1.10 of the optimum on A4000 in a few evaluations; random search
@@ -139,3 +140,25 @@ def test_the_study_runs_on_dask_unchanged(tmp_path):
         return [{k: v for k, v in r.items() if k != "methodology_time"} for r in rows]
 
     assert numbers(on_dask.rows) == numbers(local.rows)  # same seeds, same priors, same evaluations
+
+
+@pytest.mark.slow
+def test_a_gpu_without_facts_counts_by_its_device_name(tmp_path: Path, monkeypatch, capsys):
+    """An AMD card the project has no facts for ("AMD Radeon PRO W7800", imported as W7800) joins the
+    cross-vendor splits by its dataset's device name: an AMD target of the NVIDIA prior, a source of the AMD one."""
+    from bat.run.targets import prior_gpus
+
+    cache = tmp_path / "w7800.json"
+    assert main(["export", "convolution_milo_W6600", "--to", "kernel_tuner", "--out", str(cache)]) == 0
+    data = json.loads(cache.read_text())
+    data["device_name"] = "AMD Radeon PRO W7800"
+    cache.write_text(json.dumps(data))
+    monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "data"))
+    assert main(["import", str(cache), "-b", "convolution_milo", "--gpu", "W7800"]) == 0
+    capsys.readouterr()
+    assert gpu_vendor("W7800", None) == ""  # no facts and no name: unknown by its id alone
+    study = plan_transfer(benchmarks=["convolution_milo"], tuners=["reference:random"])
+    by_prior = {c.prior: {g for _, g in c.targets} for c in study.splits}
+    assert "W7800" in by_prior["vendor:NVIDIA"] and "W7800" not in by_prior["vendor:AMD"]
+    space = replay_target("convolution_milo", "A100").space.space_hash
+    assert "W7800" in prior_gpus(space, "A100", "AMD") and "W7800" not in prior_gpus(space, "A100", "NVIDIA")

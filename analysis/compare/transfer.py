@@ -127,9 +127,14 @@ class TransferStudy:
 
 def gpus_of_space(benchmark: str) -> list[str]:
     """The GPUs with a dataset recorded on ``benchmark``'s space."""
+    return sorted(vendors_of_space(benchmark))
+
+
+def vendors_of_space(benchmark: str) -> dict[str, str]:
+    """The vendor of each GPU with a dataset recorded on ``benchmark``'s space (``DatasetMeta.vendor``)."""
     from bat.registry import datasets_of, resolve_benchmark
 
-    return sorted({e.meta.gpu for e in datasets_of(resolve_benchmark(benchmark))})
+    return {e.meta.gpu: e.meta.vendor for e in datasets_of(resolve_benchmark(benchmark))}
 
 
 def eligible_benchmarks() -> list[str]:
@@ -152,8 +157,6 @@ def plan_transfer(*, tuners: list[str] | None = None, benchmarks: list[str] | No
                   tuner_charge_s: float | None = None, isolate: bool = False,
                   cross_vendor: bool = True) -> TransferStudy:
     """The study of these names; a benchmark named with fewer than ``MIN_GPUS`` GPUs is refused."""
-    from bat.core.gpus import gpu_vendor
-
     if benchmarks and benchmarks != ["all"]:
         for name in benchmarks:
             gpus = gpus_of_space(name)
@@ -167,12 +170,13 @@ def plan_transfer(*, tuners: list[str] | None = None, benchmarks: list[str] | No
     specs = tuple(TunerSpec.parse(t) for t in (tuners or DEFAULT_TUNERS))
     common = {"tuners": specs, "budgets": (budget or DEFAULT_BUDGET,), "repeats": repeats or DEFAULT_REPEATS,
               "seed": seed, "tuner_charge_s": tuner_charge_s, "isolate": isolate}
-    everything = tuple((b, g) for b in benchmarks for g in gpus_of_space(b))
+    vendors = {b: vendors_of_space(b) for b in benchmarks}
+    everything = tuple((b, g) for b in benchmarks for g in sorted(vendors[b]))
     splits = [Campaign(targets=everything, prior=ALL_OTHERS, **common)]
     if cross_vendor:
         for source in VENDORS:
-            targets = tuple((b, g) for b, g in everything if gpu_vendor(g) not in ("", source)
-                            and any(gpu_vendor(o) == source for o in gpus_of_space(b)))
+            targets = tuple((b, g) for b, g in everything if vendors[b][g] not in ("", source)
+                            and source in vendors[b].values())
             if targets:
                 splits.append(Campaign(targets=targets, prior=f"vendor:{source}", **common))
     for t in specs:

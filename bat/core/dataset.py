@@ -97,6 +97,13 @@ class DatasetMeta:
     space_file: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def vendor(self) -> str:
+        """The GPU's vendor ("NVIDIA", "AMD", "" unknown): its facts by id, else its device name's words."""
+        from bat.core.gpus import gpu_vendor
+
+        return gpu_vendor(self.gpu, self.gpu_name)
+
     def to_json(self) -> str:
         return json.dumps({"format_version": FORMAT_VERSION, **asdict(self)}, sort_keys=True)
 

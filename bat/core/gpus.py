@@ -56,12 +56,16 @@ _VENDOR_WORDS = {"NVIDIA": ("nvidia", "geforce", "quadro", "tesla", "rtx", "gtx"
                  "AMD": ("amd", "radeon", "instinct")}
 
 
-def gpu_vendor(gpu: str, name: str = "") -> str:
-    """The vendor ("NVIDIA", "AMD") of a GPU by short id, else by words of its device name; "" when unknown."""
+def gpu_vendor(gpu: str, name: str | None) -> str:
+    """The vendor ("NVIDIA", "AMD") of a GPU by short id, else by words of its device name; "" when unknown.
+
+    The one vendor lookup: the device name is required (None only where none is recorded), so no caller
+    can judge a GPU the project has no facts for by its short id alone (``DatasetMeta.vendor`` passes both).
+    """
     facts = gpu_facts(gpu)
     if facts:
         return facts.vendor
-    words = f"{name} {gpu}".lower().replace("_", " ").split()
+    words = f"{name or ''} {gpu}".lower().replace("_", " ").split()
     found = [v for v, keys in _VENDOR_WORDS.items() if any(w in keys for w in words)]
     return found[0] if len(found) == 1 else ""
 

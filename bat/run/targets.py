@@ -105,11 +105,10 @@ def with_prior(target: Target, prior: Mapping[str, Dataset]) -> Target:
 
 def prior_gpus(space_hash: str, gpu: str, vendor: str = "") -> tuple[str, ...]:
     """Every GPU but ``gpu`` with a dataset recorded on the space ``space_hash``, of ``vendor`` when given."""
-    from bat.core.gpus import gpu_vendor
     from bat.registry import dataset_entries
 
-    gpus = {e.meta.gpu for e in dataset_entries() if e.meta.space_hash == space_hash} - {gpu}
-    return tuple(sorted(g for g in gpus if not vendor or gpu_vendor(g).upper() == vendor.upper()))
+    vendors = {e.meta.gpu: e.meta.vendor for e in dataset_entries() if e.meta.space_hash == space_hash}
+    return tuple(sorted(g for g, v in vendors.items() if g != gpu and (not vendor or v.upper() == vendor.upper())))
 
 
 def load_prior(target: Target, refs: Sequence[str]) -> dict[str, Dataset]:
