@@ -139,4 +139,4 @@ def test_an_installed_backend_takes_part_in_auto(installed, tmp_path):
     assert ran.stdout.splitlines()[0].startswith("the constant device serves pnpoly: a constant-time stand-in device")
     assert "best time: 1.0000 ms" in ran.stdout
     other = bat(installed, "run", "-t", "reference:random", "-b", "gemm", "-n", "3", "-o", str(tmp_path / "g.parquet"))
-    assert other.returncode == 0 and other.stdout.startswith("no GPU found, replaying"), other.stderr  # offers nothing
+    assert other.returncode == 0 and other.stdout.startswith("no GPU found: replaying"), other.stderr  # offers nothing

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from bat.cli.output import document, say, warn
 from bat.core.atomic import check_output, write_text
 from bat.core.errors import DatasetError
+
+if TYPE_CHECKING:
+    from bat.formats.importing import Imported
 
 
 class Format(StrEnum):
@@ -44,8 +48,8 @@ def import_(
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
     from bat.cli.console import shown_path
     from bat.core.t1 import is_t1
-    from bat.core.userdata import check_writable, dataset_file
-    from bat.formats.importing import import_file, space_dict
+    from bat.core.userdata import dataset_file
+    from bat.formats.importing import import_file
     from bat.formats.kerneltuner import read_json
 
     if file.is_dir():
@@ -62,14 +66,7 @@ def import_(
         warn("{}", warning)
     ds = imp.dataset
     out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
-    space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
-    check_output(check_writable(out), overwrite=force, what="--out")
-    if imp.benchmark is None:
-        check_output(space_path, overwrite=force, what="the inferred space")
-    ds.meta.n_expected = len(ds.frame)
-    ds.meta.notes = "; ".join(n for n in (notes, ds.meta.notes) if n) if ds.meta.extra.get("quarantined") \
-        else notes or ds.meta.notes
-    ds.save(out, overwrite=force)
+    space_path = _save(imp, out, force, notes)
     if imp.benchmark is None:
         kind = "a space inferred from the file"
     elif ds.meta.space_file:
@@ -91,7 +88,6 @@ def import_(
     result = check_dataset(ds, imp.space, peers=registry_peers(ds.meta.benchmark))
     say("[bold red]data checks: {}[/]" if result.flagged else "data checks: {}", result.summary())
     if imp.benchmark is None:
-        write_text(space_path, json.dumps(space_dict(imp.space), indent=2) + "\n", overwrite=force)
         say("inferred space (kept in the dataset too) written to {}", shown_path(space_path))
     document({"imported": [{"path": str(out), "format": imp.format, "benchmark": ds.meta.benchmark,
                             "gpu": ds.meta.gpu, "rows": len(ds.frame), "statuses": counts, "valid_in_space": n_valid,
@@ -99,6 +95,63 @@ def import_(
                             "data_check": result.to_dict()}],
               "space_file": str(space_path) if imp.benchmark is None else None, "skipped": [],
               "warnings": [*map(str, imp.warnings)]})
+
+
+def _save(imp: Imported, out: Path, force: bool, notes: str = "") -> Path:
+    """Write an import's dataset to ``out`` (and, for a space inferred from the file, that space beside it as
+    ``<name>.space.json``, the path returned); both checked before either is written."""
+    from bat.core.userdata import check_writable
+    from bat.formats.importing import space_dict
+
+    ds = imp.dataset
+    space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
+    check_output(check_writable(out), overwrite=force, what="--out")
+    if imp.benchmark is None:
+        check_output(space_path, overwrite=force, what="the inferred space")
+    ds.meta.n_expected = len(ds.frame)
+    ds.meta.notes = "; ".join(n for n in (notes, ds.meta.notes) if n) if ds.meta.extra.get("quarantined") \
+        else notes or ds.meta.notes
+    ds.save(out, overwrite=force)
+    if imp.benchmark is None:
+        write_text(space_path, json.dumps(space_dict(imp.space), indent=2) + "\n", overwrite=force)
+    return space_path
+
+
+def import_on_the_fly(ref: str, benchmark: str | None) -> Path | None:
+    """``bat run --dataset FILE`` of another tool's file (a Kernel Tuner cache, T4, KTT): imported into the data
+    folder as ``bat import`` would (said on a line), its dataset's path returned; the same file again reuses that
+    import (its sha256 is kept in the dataset). None when ``ref`` is no such file (a dataset, an id)."""
+    import hashlib
+
+    from bat.cli.console import shown_path
+    from bat.core.dataset import Dataset, is_parquet
+    from bat.core.limits import MAX_DATA_BYTES, regular_file
+    from bat.core.userdata import dataset_file
+    from bat.formats.importing import import_file
+    from bat.registry import resolve_dataset
+
+    path = Path(ref)
+    if not path.is_file() or is_parquet(path):
+        return None
+    regular_file(path, MAX_DATA_BYTES)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    imp = import_file(path, benchmark=benchmark)
+    meta = imp.dataset.meta
+    out = dataset_file(meta.benchmark, meta.gpu)
+    if out.exists():
+        if Dataset.read_meta(out).extra.get("imported_from_sha256") == digest:
+            say("{}: imported before from this file ({}); replaying that", path.name, shown_path(out))
+            return out
+        raise DatasetError(f"--dataset {ref}: a {imp.format} file; importing it would replace {out}, which holds "
+                           f"other data: bat import {ref} --out FILE first, then --dataset FILE")
+    for warning in imp.warnings:
+        warn("{}", warning)
+    meta.extra["imported_from_sha256"] = digest
+    _save(imp, out, force=False)
+    say("{}: a {} file, imported on the fly as bat import does ({} rows of {} on {}) -> {}; "
+        "--dataset {} replays it from now on", path.name, imp.format, len(imp.dataset.frame), meta.benchmark,
+        meta.gpu, shown_path(out), resolve_dataset(out).id)
+    return out
 
 
 def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,

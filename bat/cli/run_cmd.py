@@ -84,7 +84,9 @@ def run(
     if isolate:  # its own process; the first line says which sandbox it gets
         tuner_obj = make_tuner(f"isolate:{spec}", options=tuple(tuner_option))
         say("{}", tuner_obj.sandbox.describe())
-    chosen = resolve_dataset(dataset).path if dataset else None
+    from bat.cli.data_cmd import import_on_the_fly
+
+    chosen = (import_on_the_fly(dataset, benchmark) or resolve_dataset(dataset).path) if dataset else None
     # a tuner that reads counters gets them: live, every evaluation is also profiled with ncu
     request = TargetRequest(gpu=gpu, counters=tuner_obj.needs_counters, dataset=chosen, noise=noise,
                             noise_seed=seed)

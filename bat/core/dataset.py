@@ -266,7 +266,7 @@ class Dataset:
         try:
             table = pq.read_table(path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise DatasetError(f"{path}: not a Parquet dataset: {exc}") from exc
+            raise _not_parquet(path, exc) from exc
         meta = table.schema.metadata or {}
         if META_KEY not in meta or b"bat_parameters" not in meta:
             raise DatasetError(f"{path}: no BAT metadata (keys 'bat', 'bat_parameters') in the Parquet schema")
@@ -305,7 +305,7 @@ class Dataset:
         try:
             schema = pq.read_schema(path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise DatasetError(f"{path}: not a Parquet dataset: {exc}") from exc
+            raise _not_parquet(path, exc) from exc
         meta = schema.metadata or {}
         if META_KEY not in meta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
@@ -331,6 +331,26 @@ def _unstorable(frame: Any) -> str:
         except (OverflowError, pa.ArrowException):
             return str(column)[:80]
     return "?"
+
+
+#: the first bytes of a Parquet file, and of the JSON and gzip files other tools write
+_PARQUET, _GZIP = b"PAR1", b"\x1f\x8b"
+
+
+def is_parquet(path: Path) -> bool:
+    """Does ``path`` start as a Parquet file does?"""
+    with path.open("rb") as f:
+        return f.read(4) == _PARQUET
+
+
+def _not_parquet(path: Path, exc: Exception) -> DatasetError:
+    """The error for a file that Arrow cannot read as Parquet, saying what it looks like instead."""
+    with path.open("rb") as f:
+        head = f.read(64)
+    if head.startswith(_GZIP) or head.lstrip()[:1] in (b"{", b"["):
+        return DatasetError(f"{path}: not a BAT dataset but JSON (a Kernel Tuner cache, a T4 or KTT file?): "
+                            f"bat import {path} makes a dataset of it (bat run --dataset imports it by itself)")
+    return DatasetError(f"{path}: not a Parquet dataset ({exc})")
 
 
 def _regular(path: Path) -> None:

@@ -206,7 +206,7 @@ class Offer:
     """A backend's answer to ``auto``: it can serve this benchmark and request, how keenly, and why."""
 
     priority: int  # the highest offer serves; ties go to the backend name first in order
-    why: str  # said on the run's first line ("no GPU found, replaying")
+    why: str  # said on the run's first line ("no GPU found": the line goes on with what the target is)
 
 
 @dataclass(frozen=True)
@@ -226,8 +226,8 @@ class BackendProvider:
 
 def _offer_replay(bench: Benchmark, request: TargetRequest) -> Offer:
     if request.dataset is not None:
-        return Offer(100, "replaying the dataset chosen")
-    return Offer(10, "no GPU found, replaying")  # the fallback: without data, its target says what is missing
+        return Offer(100, "the dataset chosen")
+    return Offer(10, "no GPU found")  # the fallback: without data, its target says what is missing
 
 
 def _offer_command(bench: Benchmark, request: TargetRequest) -> Offer | None:
@@ -265,7 +265,7 @@ def _command(bench: Benchmark, request: TargetRequest) -> Target:
 
 
 #: the four backends of this project (pyproject.toml declares them in the ``bat.backends`` group)
-replay_backend = BackendProvider(_replay, _offer_replay, "replaying")
+replay_backend = BackendProvider(_replay, _offer_replay, "--backend replay")
 live_backend = BackendProvider(_live, _offer_live, "live on the GPU")
 emulated_backend = BackendProvider(_emulated, lambda bench, request: None, CORRECTNESS_ONLY)
 command_backend = BackendProvider(_command, _offer_command, "running its commands on this host")
