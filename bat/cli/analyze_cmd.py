@@ -98,7 +98,8 @@ def _analyze_all(jobs: list, settings: AnalyzeSettings, out: Path) -> list[dict]
     results = []
     for data in jobs:
         with progress(f"analyze {data.benchmark}", 1.0) as moved:
-            results.append(analyze_benchmark(data, settings, out / "figures", lambda what, fraction: moved(fraction)))
+            results.append(analyze_benchmark(data, settings, out / "figures",
+                                             lambda what, fraction: moved(fraction, phase=what)))
     return results
 
 

@@ -24,6 +24,7 @@ text, the throttled log line) is the few functions below.
 
 from __future__ import annotations
 
+import math
 import re
 import string
 import sys
@@ -219,9 +220,20 @@ def emit(code: int, error: str | None = None) -> None:
     sys.stdout.flush()
 
 
+_SAMPLES = 256
+
+
 @dataclass
 class ProgressLog:
-    """Plain progress lines for a log: at most one every ``every_s`` seconds, with done/total and time left."""
+    """Plain progress lines for a log: at most one every ``every_s`` seconds, with done/total and time left.
+
+    A command of several phases names each (``update(..., phase=...)``): a new phase is logged at once, and
+    its elapsed time and time left count from its own start (an estimate from the phase before would not
+    hold: the phases of ``bat analyze`` differ by orders of magnitude per step). Time left comes from how
+    the phase has gone so far: the elapsed time is taken to grow as a power of the fraction done, the power
+    measured between the half-way point of the elapsed time and now (1 when each step costs the same;
+    about 2 for a tuner whose every proposal costs more than the last, as Optuna's TPE and SMAC do).
+    """
 
     label: str
     write: Callable[[str], None]
@@ -229,26 +241,55 @@ class ProgressLog:
     clock: Callable[[], float] = time.monotonic
     start: float = field(default=0.0)
     last: float | None = None
+    phase: str | None = None
+    #: (elapsed s, fraction done) of this phase, thinned to at most ``_SAMPLES``
+    seen: list[tuple[float, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.start = self.clock()
         self.last = self.start
 
-    def update(self, done: float, total: float | None) -> None:
+    def update(self, done: float, total: float | None, phase: str | None = None) -> None:
         now = self.clock()
+        if phase != self.phase:
+            self.phase, self.start, self.last, self.seen = phase, now, None, []
+        elapsed = now - self.start
+        if total:
+            self.seen.append((elapsed, done / total))
+            if len(self.seen) > _SAMPLES:
+                self.seen = self.seen[::2]
         if self.last is not None and now - self.last < self.every_s:
             return
         self.last = now
-        self.write(progress_line(self.label, done, total, now - self.start))
+        self.write(progress_line(self.title, done, total, elapsed, self.time_left(elapsed)))
+
+    def time_left(self, elapsed: float) -> float | None:
+        """Seconds left, from the power law through the half-way sample and now (None: too early to say)."""
+        if not self.seen or not 0 < self.seen[-1][1] < 1:
+            return None
+        fraction = self.seen[-1][1]
+        half = min(self.seen, key=lambda s: abs(s[0] - elapsed / 2))
+        power = 1.0
+        if 0 < half[1] < fraction and 0 < half[0] < elapsed:
+            power = min(max(math.log(elapsed / half[0]) / math.log(fraction / half[1]), 0.5), 3.0)
+        return elapsed * (fraction ** -power - 1)
+
+    @property
+    def title(self) -> str:
+        return self.label if self.phase is None else f"{self.label}, {self.phase}"
 
 
-def progress_line(label: str, done: float, total: float | None, elapsed_s: float) -> str:
-    """``label: 12/40 (30%), 25 s elapsed, about 58 s left`` (a fraction when total is 1.0)."""
+def progress_line(label: str, done: float, total: float | None, elapsed_s: float, left_s: float | None = None
+                  ) -> str:
+    """``label: 12/40 (30%), 25 s elapsed, about 58 s left`` (a fraction when total is 1.0); time left is
+    ``left_s`` when given, else the elapsed time's share of what is left."""
     if total in (None, 0):
         return f"{one_line(label)}: {_count(done)} done, {elapsed_s:.0f} s elapsed"
     fraction = min(max(done / total, 0.0), 1.0)
     counted = f"{fraction:.0%}" if total == 1.0 else f"{_count(done)}/{_count(total)} ({fraction:.0%})"
-    left = f"about {elapsed_s * (1 - fraction) / fraction:.0f} s left" if fraction > 0 else "time left unknown"
+    if left_s is None and fraction > 0:
+        left_s = elapsed_s * (1 - fraction) / fraction
+    left = f"about {left_s:.0f} s left" if left_s is not None else "time left unknown"
     return f"{one_line(label)}: {counted}, {elapsed_s:.0f} s elapsed, {left}"
 
 
@@ -257,27 +298,41 @@ def _count(x: float) -> str:
 
 
 @contextmanager
-def progress(label: str, total: float | None = None) -> Iterator[Callable[[float, float | None], None]]:
-    """Progress of a long command; yields ``update(done, total)``.
+def progress(label: str, total: float | None = None) -> Iterator[Callable[..., None]]:
+    """Progress of a long command; yields ``update(done, total=None, phase=None)``.
 
     On a terminal: a transient rich bar on stderr. Else: a ``ProgressLog`` line on stderr at most
-    every ``PROGRESS_EVERY_S`` seconds. Nothing under ``--quiet``.
+    every ``PROGRESS_EVERY_S`` seconds. Nothing under ``--quiet``. A ``phase`` names the step under way;
+    a new one restarts the count and the clock of the estimate, and is shown beside ``label``.
     """
     if mode.quiet:
-        yield lambda done, total=None: None
+        yield lambda done, total=None, phase=None: None
         return
     if not err_console.is_terminal:
         log = ProgressLog(label, lambda line: err_console.print(line, markup=False, highlight=False,
                                                                 soft_wrap=True), every_s=PROGRESS_EVERY_S)
-        yield lambda done, total=total: log.update(done, total)
+        yield lambda done, new_total=None, phase=None: log.update(done, total if new_total is None else new_total,
+                                                                   phase)
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task(cell(label), total=total)
+        shown: list[str | None] = [None]
 
-        def update(done: float, new_total: float | None = None, task=task) -> None:
+        def update(done: float, new_total: float | None = None, phase: str | None = None, task=task) -> None:
+            if phase != shown[0]:  # a new phase: its own count and clock
+                shown[0] = phase
+                bar.reset(task, total=new_total if new_total is not None else bar.tasks[0].total,
+                          description=cell(label if phase is None else f"{label}, {phase}"))
             bar.update(task, completed=done, total=new_total if new_total is not None else bar.tasks[0].total)
 
         yield update
