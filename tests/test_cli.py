@@ -82,6 +82,7 @@ def test_list_and_space(capsys):
     assert code == 0
     for word in ("gemm", "dedispersion", "optuna", "reference:random", "RTX_Titan"):
         assert word in out
+    assert "profile:exact [oracle]" in out and "[oracle]: reads the target's measurements" in out  # not markup
     code, out, _ = run(["space"], capsys)
     assert code == 0 and "17,956" in out and "123,863,040" in out
 

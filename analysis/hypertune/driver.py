@@ -103,7 +103,8 @@ class Outcome:
     reused: int = 0
 
 
-Progress = Callable[[int, int, float | None, float | None], None]  # done, total, best score, seconds left
+#: phase ("search" or "final"), units done and due in it, best training score, seconds left in it
+Progress = Callable[[str, int, int, float | None, float | None], None]
 
 
 def setting_of(params: tuple[HyperParam, ...], config: dict[str, Any]) -> dict[str, Any]:
@@ -139,15 +140,22 @@ def hypertune(p: Plan, out: str | Path, *, workers: int = 1, scheduler: str | No
 
 
 class _Tally:
-    """Units done, the best score so far and the time per unit measured in this session."""
+    """Units done in the current phase (the search, then the final comparison), each phase counted against its
+    own exact total, the best score so far and the time per unit measured in this phase."""
 
-    def __init__(self, total: int, workers: int, progress: Progress | None) -> None:
-        self.total, self.workers, self.progress = total, workers, progress
-        self.done, self.executed, self.reused, self.best = 0, 0, 0, None
+    def __init__(self, phase: str, total: int, progress: Progress | None) -> None:
+        self.progress = progress
+        self.executed, self.reused, self.best = 0, 0, None
+        self.begin(phase, total)
+
+    def begin(self, phase: str, total: int) -> None:
+        self.phase, self.total, self.done, self.fresh = phase, total, 0, 0
         self.start = time.perf_counter()
+        self.tell()
 
     def add(self, result: dict[str, Any], fresh: bool, search: bool) -> None:
         self.done += 1
+        self.fresh += fresh
         self.executed += fresh
         self.reused += not fresh
         if search and result["score"] is not None:
@@ -158,10 +166,9 @@ class _Tally:
         if self.progress is None:
             return
         left = None
-        if self.executed:
-            per_unit = (time.perf_counter() - self.start) / self.executed
-            left = per_unit * max(0, self.total - self.done)
-        self.progress(self.done, self.total, self.best, left)
+        if self.fresh:
+            left = (time.perf_counter() - self.start) / self.fresh * max(0, self.total - self.done)
+        self.progress(self.phase, self.done, max(self.total, self.done), self.best, left)
 
 
 def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
@@ -169,7 +176,8 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
     grid_total = p.settings if p.searcher_tuner == "reference:grid" else None
     space = search_space(p.tuner, p.params, p.points, grid_total)
     defaults = {q.name: q.default for q in p.params}
-    tally = _Tally(min(p.settings, space.count_valid()) + 5, workers, progress)  # + defaults, + 4 final units
+    # the defaults and up to ``settings`` more (the searcher may stop early: the total is then lowered)
+    tally = _Tally("search", min(p.settings, space.count_valid()) + 1, progress)
     tried: dict[str, dict[str, Any]] = {}
 
     def unit(setting: dict[str, Any], datasets: tuple, repeats: int, seed: int, phase: str) -> Unit:
@@ -202,13 +210,13 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
             tally.add(r, False, True)
         return float("nan") if r["score"] is None else float(r["score"])
 
-    tally.tell()
     first = evaluate([unit(defaults, p.split.train, p.repeats, p.seed, "search")], True)[0]
     tried[first["key"]] = first
     batch = p.batch or workers
     while (left := p.settings + 1 - len(tried)) > 0:  # the defaults and ``settings`` more
         configs = next_batch(p.searcher_tuner, space, p.settings, min(batch, left), p.seed, known)
         if not configs:
+            tally.total = tally.done
             break
         for r in evaluate([unit(setting_of(p.params, c), p.split.train, p.repeats, p.seed, "search")
                            for c in configs], True):
@@ -221,7 +229,7 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
     final_seed = p.seed + 1  # fresh runs for the final comparison
     final_units = [unit(s, d, p.final_repeats, final_seed, "final")
                    for d in (p.split.train, p.split.heldout) for s in (best, defaults)]
-    tally.total = tally.done + len(set(final_units))  # the best may be the defaults: one unit per set
+    tally.begin("final", len(set(final_units)))  # the best may be the defaults: one unit per set
     finals = evaluate(final_units, False)
     final = {}
     for name, (b, d) in (("train", finals[0:2]), ("heldout", finals[2:4])):

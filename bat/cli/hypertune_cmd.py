@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -78,21 +79,24 @@ def hypertune(
               "options": str(outcome.paths["options"]), "results": str(outcome.paths["json"])})
 
 
-def unit_progress() -> Callable[[int, int, float | None, float | None], None]:
-    """Units done, best score so far and time left, on stderr: every unit on a terminal, else at most one
-    line every 10 s (and the last one); nothing under ``--quiet`` or ``--json``."""
+def unit_progress() -> Callable[[str, int, int, float | None, float | None], None]:
+    """Units done in each phase (the search, then the final comparison: each against its own total), the best
+    score so far and the phase's time left, on stderr: every unit on a terminal, else at most one line every
+    10 s, and the first and last of each phase; nothing under ``--quiet`` or ``--json``."""
     from bat.cli.output import PROGRESS_EVERY_S, mode, say_err
 
-    last = [float("-inf")]
+    last: list[Any] = [float("-inf"), None]
 
-    def show(done: int, total: int, best: float | None, left: float | None) -> None:
+    def show(phase: str, done: int, total: int, best: float | None, left: float | None) -> None:
         now = time.monotonic()
         if mode.quiet or mode.json:
             return
-        if not err_console.is_terminal and now - last[0] < PROGRESS_EVERY_S and done < total:
+        if (not err_console.is_terminal and now - last[0] < PROGRESS_EVERY_S and done < total
+                and phase == last[1]):
             return
-        last[0] = now
-        say_err("units {}/{}, best training score {}, about {} left", done, total,
+        last[:] = [now, phase]
+        what = "settings tried" if phase == "search" else "final runs"
+        say_err("{}: {} {}/{}, best training score {}, about {} left", phase, what, done, total,
                 "n/a" if best is None else f"{best:.3f}", "?" if left is None else f"{left / 60:.1f} min")
 
     return show

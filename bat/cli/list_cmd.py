@@ -76,8 +76,8 @@ def tuners_records() -> Records:
 
 def tuners_table(records: Records) -> Table:
     t = Table("name", "what it is", title="tuners",
-              caption="[oracle]: reads the target's measurements, which no real tuner has; "
-                      "bat compare includes it only with --oracles")
+              caption=markup("{}: reads the target's measurements, which no real tuner has; bat compare includes "
+                             "it only with --oracles", "[oracle]"))
     for r in records:
         t.add_row(cell(r["name"] + (" [oracle]" if r["oracle"] else "")), cell(r["summary"]))
     return t
