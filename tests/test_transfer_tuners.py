@@ -62,7 +62,7 @@ def test_without_a_prior_a_one_line_error(name):
     target = replay_target("pnpoly", "RTX_3090")
     with pytest.raises(TunerError, match=f"^{name} needs a prior") as info:
         run(name, target, seed=0)
-    assert "\n" not in str(info.value)
+    assert "\n" not in str(info.value) and "--prior all-others" in str(info.value)
 
 
 @pytest.mark.parametrize("name", TUNERS)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from bat.analysis.compare.assess import CELL
 from bat.analysis.compare.campaign import Campaign
-from bat.core.errors import DatasetError
+from bat.core.errors import DatasetError, InputLimitError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
 
 
@@ -28,8 +28,12 @@ def load_baseline(path: str | Path) -> pd.DataFrame:
     """The observations of an earlier ``bat compare`` (its results.json), every one checked."""
     path = Path(path)
     try:
-        raw = loads(read_bytes(path, MAX_DATA_BYTES), f"--baseline {path}", finite=False)  # NaN: per field below
-    except ValueError as exc:  # malformed, or over a limit of bat.core.limits (InputLimitError)
+        data = read_bytes(path, MAX_DATA_BYTES)
+    except InputLimitError as exc:  # missing, not a regular file, over a limit: its own words name the file
+        raise DatasetError(f"--baseline {exc}") from None
+    try:
+        raw = loads(data, f"--baseline {path}", finite=False)  # NaN: per field below
+    except ValueError as exc:  # malformed, or over a parsing limit of bat.core.limits
         raise DatasetError(f"--baseline {path}: not a JSON file ({exc})") from None
     obs = raw.get("observations") if isinstance(raw, dict) else None
     if not isinstance(obs, list) or not obs:

@@ -31,7 +31,8 @@ def analyze(
     dataset: list[str] = typer.Option(None, "--dataset", "-d",
                                       help="Dataset to analyse, by file or id (repeatable); datasets of one space "
                                            "are analysed together."),
-    gpus: list[str] = typer.Option(None, "--gpus", "-g", help="GPUs to include (default: every GPU with data)."),
+    gpus: list[str] = typer.Option(None, "--gpus", "--gpu", "-g",
+                                   help="GPUs to include, repeated or comma-separated (default: every GPU with data)."),
     out: Path = typer.Option(Path("reports"), "--out", "-o", help="Directory for report.md, results.json, figures/."),
     all_: bool = typer.Option(False, "--all", help="Every dataset, grouped by the space it was recorded on."),
     speedup: str = typer.Option("all", "--speedup",
@@ -68,6 +69,7 @@ def analyze(
     from bat.registry import dataset_entries
 
     chosen = figure_format_list(formats)
+    gpus = [g.strip() for item in gpus or [] for g in item.split(",") if g.strip()]
     if all_:
         jobs = group_by_space([e for e in dataset_entries() if not gpus or e.meta.gpu in gpus])
     else:

@@ -14,10 +14,13 @@ def check(
                                                     "or BENCHMARK/GPU; every registered dataset when omitted."),
     benchmark: list[str] = typer.Option(None, "--benchmark", "-b",
                                         help="The same as a positional DATASETS item (repeatable)."),
+    gpus: list[str] = typer.Option(None, "--gpus", "--gpu", "-g",
+                                   help="Only the datasets of these GPUs, repeated or comma-separated."),
 ) -> None:
     """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
     from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
     from bat.core.dataset import Dataset
+    from bat.core.errors import DatasetError
     from bat.registry import dataset_entries, find_dataset
 
     datasets = [*(datasets or []), *(benchmark or [])]
@@ -35,6 +38,12 @@ def check(
             loaded.extend(Dataset.load(e.path) for e in entries)
     if not datasets:
         loaded = [Dataset.load(e.path) for e in dataset_entries()]
+    wanted = {g.strip() for item in gpus or [] for g in item.split(",") if g.strip()}
+    if wanted:
+        unknown = wanted - {ds.meta.gpu for ds in loaded}
+        if unknown:
+            raise DatasetError(f"--gpus {', '.join(sorted(unknown))}: no such GPU among the datasets checked")
+        loaded = [ds for ds in loaded if ds.meta.gpu in wanted]
     flagged = 0
     peers: dict[str, list] = {}
     found = []

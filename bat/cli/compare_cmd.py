@@ -43,7 +43,7 @@ def compare(
     datasets: str = typer.Option(None, "--dataset", "-d",
                                  help="Comma-separated datasets (files or ids) to compare on, instead of "
                                       "--benchmarks/--gpus."),
-    gpus: str = typer.Option(None, "--gpus", help="Comma-separated GPUs, or all (default: each benchmark's "
+    gpus: str = typer.Option(None, "--gpus", "--gpu", help="Comma-separated GPUs, or all (default: each benchmark's "
                                                   "default GPU)."),
     budgets: str = typer.Option(None, "--budgets", help="Comma-separated evaluation budgets "
                                                         "(default 25,50,100,200,400)."),

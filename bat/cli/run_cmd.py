@@ -31,7 +31,8 @@ def run(
                                             "options override it."),
     benchmark: str = typer.Option(None, "--benchmark", "-b",
                                   help="Benchmark name, or a space file (ours or T1) by path, used as written."),
-    gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
+    gpu: str = typer.Option(None, "--gpu", "--gpus",
+                           help="GPU whose recorded data to replay (default: RTX_3090)."),
     dataset: str = typer.Option(None, "--dataset", "-d",
                                 help="Dataset to replay, by file or id (`bat list datasets`); its own space is "
                                      "used unless --benchmark names one."),

@@ -26,7 +26,8 @@ from bat.cli.output import say_err, warn
 
 def serve(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
-    gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
+    gpu: str = typer.Option(None, "--gpu", "--gpus",
+                           help="GPU whose recorded data to replay (default: RTX_3090)."),
     budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
     time_budget: float = typer.Option(None, "--time-budget", callback=positive_finite,
                                       help="Simulated seconds (compile + run) instead."),

@@ -74,6 +74,8 @@ def regular_file(path: str | Path, limit: int) -> int:
     """The size of ``path``, a regular file of at most ``limit`` bytes (InputLimitError otherwise)."""
     try:
         info = os.stat(path)
+    except FileNotFoundError:
+        raise InputLimitError(f"{path}: no such file") from None
     except OSError as exc:
         raise InputLimitError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):

@@ -87,8 +87,9 @@ def prior_of(problem: Problem, tuner: str) -> Prior:
     """The prior of ``problem`` aligned with its space (cached); TunerError naming ``tuner`` when there is none."""
     others = problem.facts.others
     if not others:
-        raise TunerError(f"{tuner} needs a prior: measured data of other GPUs on the same space "
-                         "(problem.facts.others is empty; the transfer study gives it)")
+        raise TunerError(f"{tuner} needs a prior: measured data of other GPUs on the same space; give it with "
+                         "bat run --prior all-others (or GPU ids, dataset files), or run it in bat compare --study "
+                         "transfer (problem.facts.others is empty)")
     space = problem.space
     key = (space.space_hash, tuple((gpu, id(others[gpu])) for gpu in sorted(others)))
     if key in _CACHE:
