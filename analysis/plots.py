@@ -74,7 +74,7 @@ def plain_ticks(fig: Figure) -> Figure:
             if isinstance(axis.get_major_formatter(), LogFormatterMathtext):
                 axis.set_major_formatter(PlainLogFormatter())
             if isinstance(axis.get_minor_formatter(), LogFormatterMathtext):
-                axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+                axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     return fig
 
 
@@ -377,7 +377,6 @@ def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float
     the y axis is logarithmic (speedups span orders of magnitude across vendors).
     """
     from matplotlib.patches import Patch
-    from matplotlib.ticker import FuncFormatter
 
     plt = pyplot()
     gpus = list(impact)
@@ -395,10 +394,7 @@ def tuning_impact_figure(benchmark: str, impact: Mapping[str, Mapping[str, float
                 continue
             ax.bar(x, value, width, color=colour, hatch=hatch, edgecolor="black", linewidth=0.6)
             ax.text(x, value, f"{value:.3g}", ha="center", va="bottom", fontsize=7)
-    ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain)
+    ax.set_yscale("log")  # labelled by PlainLogFormatter (styled): minor ticks only where the range is short
     ax.set_xlim(-0.6, len(gpus) - 0.4)
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xticks(range(len(gpus)), [textwrap.fill(_with_vendor(g, vendors.get(g, "")), 12) for g in gpus],

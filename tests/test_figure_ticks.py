@@ -131,3 +131,20 @@ def test_log_axes_read_as_plain_numbers() -> None:
     labels = [t.get_text() for t in tick_texts(fig.axes[0], "x")]
     assert {"1", "10", "100", "1000", "10⁴", "10⁵"} <= set(labels), labels
     assert problems(fig, "convergence") == []
+
+
+@pytest.mark.parametrize("top", [1.5, 31.9, 900.0, 5e5])
+def test_log_axes_over_any_range_neither_crowd_nor_print_mathtext(top: float) -> None:
+    """Log axes spanning a fraction of a decade to several: labels never overlap (the tuning-impact figure's
+    own minor labels once printed 10, 9, 8, 7 on top of each other) and are never mathtext."""
+    from bat.analysis.plots import speedup_figure, tuning_impact_figure
+
+    impact = {"A100": {"over_median": top, "over_default": 1.4}, "W6600": {"over_median": 3.2,
+                                                                          "over_default": None}}
+    figures = {"tuning impact": tuning_impact_figure("b", impact, {"A100": "NVIDIA", "W6600": "AMD"}),
+               "speedup": speedup_figure({"b": {"A100": top, "W6600": 1.2}}, "all")}
+    for name, fig in figures.items():
+        fig.draw_without_rendering()
+        assert problems(fig, name) == []
+        axis_labels = [t.get_text() for t in tick_texts(fig.axes[0], "y")]
+        assert len(axis_labels) >= 2, (name, axis_labels)
