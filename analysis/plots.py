@@ -310,7 +310,8 @@ def importance_figure(benchmark: str, results: Mapping[str, Importance]) -> Figu
     fig, ax = _figure((7.6, 1.5 + 0.3 * len(params) * max(1, len(results)) / 2))
     height = 0.8 / max(1, len(results))
     for k, (gpu, imp) in enumerate(results.items()):
-        ax.barh(np.arange(len(params)) + k * height, imp.mean[shown], height,
+        # the first GPU at the top of each group, as it is at the top of the legend
+        ax.barh(np.arange(len(params)) + (len(results) - 1 - k) * height, imp.mean[shown], height,
                 xerr=np.nan_to_num(imp.half_width[shown]), label=f"{gpu} (CV R² {imp.cv_r2:.2f})", **bar_style(k))
     ax.set_yticks(np.arange(len(params)) + height * (len(results) - 1) / 2, params)
     ax.axvline(0.05, color="grey", ls=":", lw=0.8)
