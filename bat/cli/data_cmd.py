@@ -40,6 +40,9 @@ def import_(
     allow_suspect: bool = typer.Option(False, "--allow-suspect", help="Keep rows with impossible times or "
                                        "repeated configurations, quarantined (status missing, column 'suspect'), "
                                        "instead of refusing the file."),
+    fix: list[str] = typer.Option([], "--fix", help="NAME=VALUE: a parameter of --benchmark the file lacks (an "
+                                  "older version of the space), fixed to VALUE; the dataset is then a slice of the "
+                                  "space, marked partial (repeatable)."),
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
     from bat.cli.console import shown_path
@@ -48,7 +51,10 @@ def import_(
     from bat.formats.importing import import_file, space_dict
     from bat.formats.kerneltuner import read_json
 
+    fixed = _pairs(fix, "--fix")
     if file.is_dir():
+        if fixed:
+            raise DatasetError("--fix: give one file, not a folder")
         _import_folder(file, benchmark, out, force, source, licence, notes, allow_suspect)
         return
     if is_t1(read_json(file)):
@@ -57,9 +63,11 @@ def import_(
     if out is not None:
         check_output(out, overwrite=force, what="--out")
     imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence,
-                      allow_suspect=allow_suspect)
+                      allow_suspect=allow_suspect, fix=fixed)
     for warning in imp.warnings:
         warn("{}", warning)
+    for line in imp.mapping.lines() if imp.mapping else []:
+        say("{}", line)
     ds = imp.dataset
     out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
     space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
@@ -96,9 +104,23 @@ def import_(
     document({"imported": [{"path": str(out), "format": imp.format, "benchmark": ds.meta.benchmark,
                             "gpu": ds.meta.gpu, "rows": len(ds.frame), "statuses": counts, "valid_in_space": n_valid,
                             "in_space": inside, "constraint_violations": imp.n_constraint_violations,
-                            "data_check": result.to_dict()}],
+                            "data_check": result.to_dict(),
+                            "mapping": imp.mapping.to_dict() if imp.mapping else None}],
               "space_file": str(space_path) if imp.benchmark is None else None, "skipped": [],
               "warnings": [*map(str, imp.warnings)]})
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    """``NAME=VALUE`` items as a dict; a malformed or repeated one is refused naming it."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise DatasetError(f"{option} {item!r}: expected NAME=VALUE")
+        if name.strip() in out:
+            raise DatasetError(f"{option} {name.strip()}: given twice")
+        out[name.strip()] = value.strip()
+    return out
 
 
 def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,
