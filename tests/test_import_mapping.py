@@ -142,3 +142,37 @@ def test_the_space_file_checks_other_names():
         space_from_dict({**base, "other_names": {"ktt": {"b": "B"}}})
     with pytest.raises(SpaceSpecError, match=r"other_names\.ktt\.a: expected an expression"):
         space_from_dict({**base, "other_names": {"ktt": {"a": 3}}})
+
+
+def test_a_slice_works_in_replay_analyses_and_the_transfer_study(tmp_path, capsys):
+    from bat.analysis.checks import check_dataset
+    from bat.analysis.compare.transfer import gpus_of_space
+    from bat.core.benchmark import load_benchmark
+    from bat.core.trace import read_trace
+    from bat.registry import find_dataset
+    from bat.run.targets import replay_target, with_prior
+
+    assert main(["import", str(OLDER), "-b", "convolution_milo", "--gpu", "A4000_2023", "--fix", "use_shmem=1"]) == 0
+    assert "the slice it covers (use_shmem = 1) has" in capsys.readouterr().out
+    whole = load_benchmark("convolution_milo").space
+    data = Dataset.load(find_dataset("convolution_milo", "A4000_2023").path)
+    assert data.meta.slice == {"use_shmem": 1}
+    target = replay_target("convolution_milo", "A4000_2023")
+    assert target.space.whole is whole or target.space.whole.space_hash == whole.space_hash
+    assert target.space.parameters[target.space.names.index("use_shmem")].values == (1,)
+    assert target.space.count_valid() < whole.count_valid()
+    assert not check_dataset(data, target.space).flagged
+    # the transfer study: a GPU of the benchmark's space, and a target that takes the other GPUs as its prior
+    assert "A4000_2023" in gpus_of_space("convolution_milo")
+    a100 = Dataset.load(find_dataset("convolution_milo", "A100").path)
+    assert with_prior(target, {"A100": a100}).facts.others["A100"] is a100
+    out = tmp_path / "trace.parquet"
+    assert main(["run", "--tuner", "reference:random", "--dataset", "convolution_milo_A4000_2023", "--budget", "12",
+                 "--out", str(out)]) == 0
+    assert "only that slice is searched" in capsys.readouterr().out
+    trace, _ = read_trace(out)
+    assert set(trace["use_shmem"]) == {1} and len(trace) >= 12
+    report = tmp_path / "report"
+    assert main(["analyze", "--dataset", "convolution_milo_A4000_2023", "--no-importance", "--format", "png",
+                 "--out", str(report)]) == 0
+    assert "A4000_2023" in (report / "report.md").read_text()

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from bat.cli.output import document, say, warn
 from bat.core.atomic import check_output, write_text
 from bat.core.errors import DatasetError
+
+if TYPE_CHECKING:
+    from bat.formats.importing import Imported
 
 
 class Format(StrEnum):
@@ -53,9 +57,7 @@ def import_(
 
     fixed = _pairs(fix, "--fix")
     if file.is_dir():
-        if fixed:
-            raise DatasetError("--fix: give one file, not a folder")
-        _import_folder(file, benchmark, out, force, source, licence, notes, allow_suspect)
+        _import_folder(file, benchmark, out, force, source, licence, notes, allow_suspect, fixed)
         return
     if is_t1(read_json(file)):
         _import_space(file, out, force)
@@ -66,8 +68,6 @@ def import_(
                       allow_suspect=allow_suspect, fix=fixed)
     for warning in imp.warnings:
         warn("{}", warning)
-    for line in imp.mapping.lines() if imp.mapping else []:
-        say("{}", line)
     ds = imp.dataset
     out = out or dataset_file(ds.meta.benchmark, ds.meta.gpu)
     space_path = out.with_name(out.name.removesuffix(".parquet") + ".space.json")
@@ -92,6 +92,7 @@ def import_(
     inside = len(ds.frame) - imp.n_constraint_violations
     say("the space has {:,} valid configurations; the file has {:,} of them{}", n_valid, inside,
         " (every one)" if inside == n_valid else "")
+    _say_mapping(imp)
     if imp.n_constraint_violations:
         warn("{} rows violate the space's constraints", imp.n_constraint_violations)
     from bat.analysis.checks import check_dataset, registry_peers
@@ -110,6 +111,16 @@ def import_(
               "warnings": [*map(str, imp.warnings)]})
 
 
+def _say_mapping(imp: Imported) -> None:
+    """How the file's parameters became the benchmark's, and the slice a dataset covers."""
+    for line in imp.mapping.lines() if imp.mapping else []:
+        say("{}", line)
+    fixed = imp.dataset.meta.slice
+    if fixed:
+        say("the slice it covers ({}) has {:,} valid configurations",
+            ", ".join(f"{k} = {v!r}" for k, v in fixed.items()), imp.space.sliced(fixed).count_valid())
+
+
 def _pairs(items: list[str], option: str) -> dict[str, str]:
     """``NAME=VALUE`` items as a dict; a malformed or repeated one is refused naming it."""
     out: dict[str, str] = {}
@@ -124,8 +135,10 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 
 def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,
-                   notes: str, allow_suspect: bool = False) -> None:
+                   notes: str, allow_suspect: bool = False, fixed: dict[str, str] | None = None) -> None:
     """A folder in the hub's layout: every file read and checked, then one dataset per GPU written."""
+    if fixed:
+        raise DatasetError("--fix: give one file, not a folder")
     from bat.cli.console import shown_path
     from bat.core.userdata import check_writable, dataset_file
     from bat.formats.folder import import_folder

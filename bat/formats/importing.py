@@ -134,7 +134,9 @@ def import_file(
         meta.remember(bench)
         if mapping is not None:
             meta.extra["mapping"] = mapping.to_dict()
-            meta.partial = meta.partial or mapping.is_slice
+            if mapping.is_slice:
+                meta.partial = True
+                meta.extra["slice"] = {k: v for k, v in mapping.fixed.items() if mapping.fixed_how[k] == "--fix"}
     elif fix:
         raise DatasetError(f"{path}: --fix needs the benchmark the file's data is a slice of (--benchmark)")
     else:
