@@ -25,7 +25,7 @@ that wrote them):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -143,6 +143,21 @@ def pairs_across_frameworks(datasets: Sequence[tuple[str, Dataset]]) -> list[Fra
         for label_b, b in datasets[i + 1:]:
             if a.meta.space_hash == b.meta.space_hash and a.meta.gpu == b.meta.gpu:
                 out.append(compare_frameworks(a, b, (label_a, label_b)))
+    return out
+
+
+def other_frameworks(datasets: Mapping[str, Dataset]) -> list[FrameworkComparison]:
+    """Each of ``datasets`` (by GPU, as ``bat analyze`` holds them) against every registered dataset of its
+    space and GPU that another framework recorded."""
+    from bat.registry import dataset_entries
+
+    entries = dataset_entries()
+    out = []
+    for gpu, ds in datasets.items():
+        mine = framework(ds.meta)
+        for e in entries:
+            if e.meta.space_hash == ds.meta.space_hash and e.meta.gpu == gpu and framework(e.meta) != mine:
+                out.append(compare_frameworks(ds, Dataset.load(e.path), (ds.name, str(e.path))))
     return out
 
 

@@ -98,3 +98,15 @@ def test_bat_check_compares_two_frameworks_of_one_gpu(tmp_path, capsys):
     assert pair["frameworks"] == ["Kernel Tuner", "KTT 2.1.0"] and pair["datasets"] == [kt, str(out)]
     assert main(["check", kt, str(find_dataset("convolution", "RTX_3090").path)]) == 0
     assert "recorded by both" not in capsys.readouterr().out  # two GPUs: nothing to compare
+
+
+def test_bat_analyze_reports_the_other_frameworks_data_of_a_gpu(tmp_path):
+    ktt = KTT_CONV.with_name("KTPnpolyOutput_2080Ti.json.gz")
+    assert main(["import", str(ktt), "--benchmark", "pnpoly"]) == 0  # into the data folder, beside the shipped one
+    kt = Path(__file__).parents[1] / "results" / "bat2-kerneltuner" / "pnpoly_RTX_2080_Ti.parquet"
+    out = tmp_path / "report"
+    assert main(["analyze", "--dataset", str(kt), "--no-importance", "--format", "png", "--out", str(out)]) == 0
+    (result,) = json.loads((out / "results.json").read_text())["benchmarks"]
+    (pair,) = result["frameworks"]
+    assert pair["frameworks"] == ["Kernel Tuner", "KTT 2.1.0"] and pair["both_recorded"] == 24
+    assert "Other frameworks' data of these GPUs" in (out / "report.md").read_text()
