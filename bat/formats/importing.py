@@ -9,6 +9,11 @@ cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
   file's own value lists. A space that is not a registered benchmark's own
   file travels with the dataset (``DatasetMeta.space``, and ``space_file``
   when it came from a file), so the dataset needs nothing else to be replayed.
+- the parameters, for a benchmark given: the file's names mapped onto the
+  benchmark's (its space file's ``other_names`` for the file's format, else
+  names matched ignoring case), problem-size constants checked, parameters
+  the file lacks fixed (``fix``, or a single value): bat.formats.mapping. A
+  dataset of a slice is ``partial`` with ``extra["slice"]``.
 - the names: ``benchmark`` (when it is not a space) and ``gpu`` override what
   the file says. Otherwise the benchmark is the space's name, or for an
   inferred space the file name up to its first dot without a trailing
