@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import spearmanr
 
 from bat.analysis.hypertune.hub import read_hub
-from bat.analysis.hypertune.space import declared
+from bat.analysis.hypertune.space import declared, search_space
 from bat.analysis.hypertune.splits import HypertuneError
 from bat.cli import main
 
@@ -30,6 +30,8 @@ def test_the_hub_file_is_read_setting_by_setting():
     assert hub.score_of({"popsize": 11, "maxiter": 50, "c1": 1.0, "c2": 0.5}) is None
     narrowed = {p.name: p for p in hub.narrowed(declared("kernel_tuner:pso"))}
     assert set(narrowed) == {"popsize", "maxiter", "c1", "c2"} and narrowed["c1"].choices == (1.0, 2.0, 3.0)
+    grid = search_space("kernel_tuner:pso", tuple(narrowed.values()), 8, 81, with_defaults=False)
+    assert grid.cardinality == grid.count_valid() == 81  # the hub's settings, and no other
 
 
 def _changed(tmp_path: Path, change) -> Path:

@@ -182,7 +182,7 @@ class _Tally:
 def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
          progress: Progress | None) -> Outcome:
     grid_total = p.settings if p.searcher_tuner == "reference:grid" else None
-    space = search_space(p.tuner, p.params, p.points, grid_total)
+    space = search_space(p.tuner, p.params, p.points, grid_total, with_defaults=p.hub is None)
     defaults = {q.name: q.default for q in p.params}
     tally = _Tally(min(p.settings, space.count_valid()) + 5, workers, progress)  # + defaults, + 4 final units
     tried: dict[str, dict[str, Any]] = {}
