@@ -341,7 +341,7 @@ CASES: list[Case] = [
     Case("command-python-c-placeholder", ("space", "s.json"), "would be parsed as code",
          {"s.json": run_command(verify="python3 -c 'assert {tile_size}'")}),
     Case("command-parameter-named-dir", ("space", "s.json"), "'dir'",
-         {"s.json": space(lambda s: (s["parameters"][0].update(name="dir"),
+         {"s.json": space(lambda s: (s["parameters"][0].update(name="dir"), s.pop("other_names"),
                                      s.update(command={"run": "true"})))}),
     Case("command-objective-not-wall", ("space", "s.json"), "command.objective",
          {"s.json": run_command(objective="cpu")}),
