@@ -102,7 +102,7 @@ def map_parameters(params: list[str], frame: pd.DataFrame, bench: Benchmark, fmt
             f"{where}: cannot map the file's parameter{'s' if len(unread) > 1 else ''} {', '.join(unread)} onto "
             f"benchmark {bench.name} (parameters {', '.join(space.names)}; problem size "
             f"{', '.join(bench.problem_size) or 'none'}); declare {'them' if len(unread) > 1 else 'it'} under "
-            f"other_names.{fmt} in its space file")
+            f"other_names.{fmt} in its space file{_hints(unread, frame, bench)}")
     for name, text in fix.items():
         if name not in space.names:
             raise SpaceMismatchError(f"{where}: --fix {name}: not a parameter of {bench.name} "
@@ -129,6 +129,18 @@ def map_parameters(params: list[str], frame: pd.DataFrame, bench: Benchmark, fmt
     ours = pd.DataFrame({p: _plain(columns[p]) for p in space.names}, index=frame.index)
     rest = frame[[c for c in frame.columns if c not in params and c not in space.names]]
     return pd.concat([ours, rest], axis=1), mapping
+
+
+def _hints(unread: list[str], frame: pd.DataFrame, bench: Benchmark) -> str:
+    """Names of the file that hold one value equal to a problem-size value: said, never mapped by themselves."""
+    hints = []
+    for name in unread:
+        values = frame[name].unique()
+        if len(values) == 1:
+            keys = [k for k, v in bench.problem_size.items() if v == values[0]]
+            if keys:
+                hints.append(f"{name} is {_plain(values)[0]!r} in every row, as {' and '.join(keys)}")
+    return f" ({'; '.join(hints)})" if hints else ""
 
 
 def _by_case(params: list[str], bench: Benchmark) -> dict[str, str]:
