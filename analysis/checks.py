@@ -191,9 +191,10 @@ def _space(dataset: Dataset, space: SearchSpace) -> list[Finding]:
     if measured:
         out.append(Finding("space", True, f"{measured} rows violate a constraint of the space but are recorded "
                                           "as measured"))
-    if dataset.meta.space_hash != space.space_hash:
+    whole = space.whole or space  # the data of a slice (bat import --fix) is recorded on the whole space
+    if dataset.meta.space_hash != whole.space_hash:
         out.append(Finding("space", True, f"space hash {dataset.meta.space_hash[:12]} differs from the space "
-                                          f"file's {space.space_hash[:12]}"))
+                                          f"file's {whole.space_hash[:12]}"))
     return out
 
 

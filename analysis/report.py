@@ -29,6 +29,7 @@ from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_p
 from bat.analysis.data import BenchmarkData, ok_times
 from bat.analysis.distribution import distribution
 from bat.analysis.ffg import NEIGHBOURHOODS
+from bat.analysis.frameworks import other_frameworks
 from bat.analysis.importance import permutation_importance, reduced_parameters
 from bat.analysis.model import ModelSettings
 from bat.analysis.noise import noise_set
@@ -105,6 +106,7 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     out["data_checks"] = {g: check_dataset(d, data.space, peers).to_dict() for g, d in data.datasets.items()}
     out["flagged"] = [g for g, c in out["data_checks"].items() if c["flagged"]]
     out["noise"] = {g: noise_set(d, settings.noise_alpha).to_dict() for g, d in data.datasets.items()}
+    out["frameworks"] = [{**c.to_dict(), "lines": c.lines()} for c in other_frameworks(data.datasets)]
 
     progress("distribution", 0.0)
     dists = {g: distribution(d) for g, d in data.datasets.items()}

@@ -154,6 +154,10 @@ def _benchmark(r: dict[str, Any], speedup: str, definition: str, other: str, out
                           + f", random search draws one after {n['random_search_evaluations_to_hit']['median']} "
                             f"evaluations (median)" + (f" ({n['note']})" if n["note"] else "")
                           for g, n in r["noise"].items()) + ".", ""]
+    if r.get("frameworks"):
+        lines += ["Other frameworks' data of these GPUs (docs/METHODS.md, 9a; "
+                  "`bat.analysis.frameworks`):", "", *(f"- {line.strip()}" for c in r["frameworks"]
+                                                       for line in c["lines"]), ""]
     tuner_rows = [(g, t, v) for g, c in r["convergence"].items() for t, v in c["tuners"].items()]
     if tuner_rows:
         lines += [f"Tuner traces (sample {definition} over runs):", "", "| GPU | tuner | runs' n90 | n95 |",

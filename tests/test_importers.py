@@ -86,7 +86,8 @@ def test_value_outside_the_space_is_reported(published_dir, tmp_path):
 
 
 def test_wrong_parameters_for_named_benchmark(published_dir):
-    with pytest.raises(SpaceMismatchError, match="only in the file"):
+    with pytest.raises(SpaceMismatchError, match="cannot map the file's parameters between_method, block_size_x, "
+                                                "tile_size, use_method onto benchmark gemm"):
         import_file(published_dir / "pnpoly_RTX_3090.json.gz", benchmark="gemm")
 
 

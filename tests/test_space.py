@@ -165,3 +165,16 @@ def test_out_of_range_inputs():
         space.rank_valid(np.array([[0]]))
     with pytest.raises(SpaceSpecError, match="unknown neighbourhood"):
         space.neighbours(np.array([0]), kind="diagonal")
+
+
+def test_a_slice_holds_the_whole_space_s_valid_configurations_of_its_fixed_values():
+    whole = SearchSpace("t", [Parameter("a", (1, 2, 4)), Parameter("b", (0, 1)), Parameter("c", (3, 5))],
+                        [Constraint("a * c < 12 or b == 1", "toy")])
+    part = whole.sliced({"b": 0})
+    assert part.whole is whole and part.sliced({"a": 1}).whole is whole
+    expected = [cfg for cfg in itertools.product((1, 2, 4), (0, 1), (3, 5)) if cfg[1] == 0 and cfg[0] * cfg[2] < 12]
+    assert part.count_valid() == len(expected) == 4
+    assert sorted(tuple(int(v) for v in r) for r in part.decode(part.from_ids(part.valid_ids())).to_numpy()) == \
+        sorted(expected)
+    with pytest.raises(SpaceSpecError, match="cannot fix b=2"):
+        whole.sliced({"b": 2})

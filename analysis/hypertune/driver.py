@@ -27,7 +27,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bat.analysis.compare.campaign import check_size
+from bat.analysis.hypertune.hub import HubBruteForce, agreement, read_hub
 from bat.analysis.hypertune.search import next_batch
 from bat.analysis.hypertune.space import declared, narrow, search_space
 from bat.analysis.hypertune.splits import HypertuneError, Split
@@ -55,6 +58,7 @@ class Plan:
     seed: int = 0
     points: int = 8
     batch: int = 0  # settings proposed at a time (0: the number of workers, or of the Dask cluster's threads)
+    hub: HubBruteForce | None = None  # the hub's brute force: its grid is searched, its scores compared
 
     @property
     def searcher_tuner(self) -> str:
@@ -63,8 +67,10 @@ class Plan:
 
 def plan(*, tuner: str, split: Split, searcher: str = "random", params: list[str] | None = None,
          ranges: list[str] | None = None, settings: int = 30, budget: int = 100, repeats: int = 5,
-         final_repeats: int = 10, seed: int = 0, points: int = 8, batch: int = 0) -> Plan:
-    """A ``Plan`` once every input is checked (HypertuneError naming the first bad one)."""
+         final_repeats: int = 10, seed: int = 0, points: int = 8, batch: int = 0,
+         hub: str | Path | None = None) -> Plan:
+    """A ``Plan`` once every input is checked (HypertuneError naming the first bad one); ``hub``: the FAIR
+    Benchmark Hub's brute force of the tuner's strategy (bat.analysis.hypertune.hub)."""
     from bat.core.errors import BatError
     from bat.registry import make_tuner
 
@@ -73,6 +79,13 @@ def plan(*, tuner: str, split: Split, searcher: str = "random", params: list[str
     except BatError as exc:
         raise HypertuneError(f"--tuner {tuner}: {exc}") from exc
     chosen = narrow(declared(tuner), params, ranges or [])
+    brute = None
+    if hub is not None:
+        if params or ranges:
+            raise HypertuneError("--hub: the hub's file chooses the options and their values; give no --params "
+                                 "or --range with it")
+        brute = read_hub(hub, tuner, chosen)
+        chosen = brute.narrowed(chosen)
     if not chosen:
         raise HypertuneError("--params: no hyper-parameter left to tune")
     try:
@@ -87,7 +100,7 @@ def plan(*, tuner: str, split: Split, searcher: str = "random", params: list[str
     # final one (the best and the defaults on every dataset)
     check_size(budget, repeats * len(split.train), "--budget", "--repeats")
     check_size(budget, 2 * final_repeats * (len(split.train) + len(split.heldout)), "--budget", "--final-repeats")
-    return Plan(tuner, chosen, split, searcher, settings, budget, repeats, final_repeats, seed, points, batch)
+    return Plan(tuner, chosen, split, searcher, settings, budget, repeats, final_repeats, seed, points, batch, brute)
 
 
 @dataclass
@@ -98,6 +111,7 @@ class Outcome:
     best: dict[str, Any]
     defaults: dict[str, Any]
     final: dict[str, Any]
+    hub: dict[str, Any] | None = None  # the agreement with the hub's brute force (bat.analysis.hypertune.hub)
     paths: dict[str, Path] = field(default_factory=dict)
     executed: int = 0
     reused: int = 0
@@ -112,6 +126,7 @@ def setting_of(params: tuple[HyperParam, ...], config: dict[str, Any]) -> dict[s
     out = {}
     for p in params:
         v = config[p.name]
+        v = v.item() if isinstance(v, np.generic) else v
         out[p.name] = bool(v) if p.kind == "bool" else int(v) if p.kind == "int" else \
             float(v) if p.kind == "float" else v
     return out
@@ -174,7 +189,7 @@ class _Tally:
 def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
          progress: Progress | None) -> Outcome:
     grid_total = p.settings if p.searcher_tuner == "reference:grid" else None
-    space = search_space(p.tuner, p.params, p.points, grid_total)
+    space = search_space(p.tuner, p.params, p.points, grid_total, with_defaults=p.hub is None)
     defaults = {q.name: q.default for q in p.params}
     # the defaults and up to ``settings`` more (the searcher may stop early: the total is then lowered)
     tally = _Tally("search", min(p.settings, space.count_valid()) + 1, progress)
@@ -238,8 +253,13 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
     gi, hi = final["train"]["improvement"]["score"], final["heldout"]["improvement"]["score"]
     final["generalisation_gap"] = None if gi is None or hi is None else gi - hi
     order = sorted(tried.values(), key=lambda r: r["score"] if r["score"] is not None else -1e300, reverse=True)
-    return Outcome([{"setting": dict(r["unit"]["setting"]), **_summary(r)} for r in order], best, defaults, final,
-                   executed=tally.executed, reused=tally.reused)
+    listed = [{"setting": dict(r["unit"]["setting"]), **_summary(r)} for r in order]
+    hub = None
+    if p.hub is not None:
+        train = ", ".join(f"{b}/{g}" for b, g, _ in p.split.train)
+        hub = agreement(p.hub, listed, f"mean over the training datasets {train}, {p.repeats} runs of "
+                                       f"{p.budget} evaluations each")
+    return Outcome(listed, best, defaults, final, hub, executed=tally.executed, reused=tally.reused)
 
 
 def _summary(r: dict[str, Any]) -> dict[str, Any]:
@@ -258,13 +278,13 @@ def _write(p: Plan, out: Path, o: Outcome, report: bool) -> dict[str, Path]:
                        note=f"best of {len(o.tried)} settings on {len(p.split.train)} training datasets; held-out "
                             f"improvement over the defaults {_num(held['score'])} "
                             f"[{_num(held['ci_low'])}, {_num(held['ci_high'])}]")
-    body = {"plan": {**{k: v for k, v in asdict(p).items() if k not in ("params", "split")},
+    body = {"plan": {**{k: v for k, v in asdict(p).items() if k not in ("params", "split", "hub")},
                      "params": [asdict(q) for q in p.params], "searcher_tuner": p.searcher_tuner,
                      "split": {"how": p.split.how, "train": [f"{b}/{g}" for b, g, _ in p.split.train],
                                "heldout": [f"{b}/{g}" for b, g, _ in p.split.heldout]},
                      "score": "methodology score on evaluations (bat.analysis.score), mean over datasets, "
                               "95 % bootstrap interval"},
-            "best": o.best, "defaults": o.defaults, "final": o.final, "tried": o.tried,
+            "best": o.best, "defaults": o.defaults, "final": o.final, "tried": o.tried, "hub": o.hub,
             "units": {"executed": o.executed, "reused": o.reused}}
     write_text(paths["json"], json.dumps(body, indent=2, default=str) + "\n")
     if report:

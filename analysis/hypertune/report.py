@@ -66,6 +66,14 @@ def write_report(out: Path, body: dict[str, Any]) -> dict[str, Path]:
             base = f["defaults"]["per_target"].get(ds, [])
             lines.append(f"| {ds} | {name} | {_fmt(float(np.mean(runs)))} | "
                          f"{_fmt(float(np.mean(base)) if base else None)} |")
+    if body.get("hub"):
+        hub = body["hub"]
+        lines += ["", "## Against the FAIR Benchmark Hub's brute force", "",
+                  f"{hub['shared_settings']} of the hub's {hub['hub_settings']} settings of {hub['strategy']} "
+                  f"scored here too; Spearman's rank correlation of the two scores: {_fmt(hub['spearman'])} "
+                  f"(p {_fmt(hub['p_value'])}; none below 3 shared settings).", "",
+                  f"- this hypertune's score: {hub['ours']}",
+                  f"- the hub's ({hub['file']}): {hub['hub']}"]
     lines += ["", "![per dataset](figures/per_dataset.png)", "", "## Settings tried (training score)", "",
               "| rank | setting | score [95 % CI] |", "|---|---|---|"]
     for i, t in enumerate(body["tried"], 1):

@@ -72,10 +72,11 @@ def _ranged(p: HyperParam, spec: str, text: str) -> HyperParam:
     return replace(p, low=low, high=high, default=default)
 
 
-def search_space(tuner: str, params: tuple[HyperParam, ...], points: int, grid_total: int | None = None
-                 ) -> SearchSpace:
+def search_space(tuner: str, params: tuple[HyperParam, ...], points: int, grid_total: int | None = None,
+                 *, with_defaults: bool = True) -> SearchSpace:
     """``params`` as a SearchSpace (see the module docstring); ``grid_total``: points per option chosen so
-    the grid holds at most that many settings (a grid search of that size covers every option)."""
+    the grid holds at most that many settings (a grid search of that size covers every option);
+    ``with_defaults=False``: the values alone (a given grid, such as the hub's; the defaults are run anyway)."""
     if grid_total is not None:
         fixed = math.prod(len(p.domain) for p in params if p.domain) or 1
         numeric = sum(1 for p in params if not p.domain)
@@ -83,7 +84,7 @@ def search_space(tuner: str, params: tuple[HyperParam, ...], points: int, grid_t
     out = []
     for p in params:
         values = p.grid(points)
-        if p.default not in values:
+        if with_defaults and p.default not in values:
             values = sorted([*values, p.default]) if not p.domain else [*values, p.default]
         out.append(Parameter(p.name, tuple(_plain(v) for v in values)))
     return SearchSpace(f"hyperparameters of {tuner}", out)

@@ -17,33 +17,37 @@ def check(
     gpus: list[str] = typer.Option(None, "--gpus", "--gpu", "-g",
                                    help="Only the datasets of these GPUs, repeated or comma-separated."),
 ) -> None:
-    """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space)."""
+    """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space);
+    datasets of one space and GPU recorded by different frameworks are compared with each other."""
     from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
+    from bat.analysis.frameworks import pairs_across_frameworks
     from bat.core.dataset import Dataset
     from bat.core.errors import DatasetError
     from bat.registry import dataset_entries, find_dataset
 
     datasets = [*(datasets or []), *(benchmark or [])]
-    loaded: list[Dataset] = []
+    paths: list[Path] = []
     for item in datasets:
         if item.endswith(".parquet") or Path(item).is_file():
-            loaded.append(Dataset.load(item))
+            paths.append(Path(item))
         elif "/" in item:
             bench, gpu = item.split("/", 1)
-            loaded.append(Dataset.load(find_dataset(bench, gpu).path))
+            paths.append(find_dataset(bench, gpu).path)
         else:
             entries = [e for e in dataset_entries() if e.meta.benchmark == item]
             if not entries:
                 find_dataset(item)  # raises the error that lists the benchmarks with data
-            loaded.extend(Dataset.load(e.path) for e in entries)
+            paths.extend(e.path for e in entries)
     if not datasets:
-        loaded = [Dataset.load(e.path) for e in dataset_entries()]
+        paths = [e.path for e in dataset_entries()]
+    chosen = [(str(p), Dataset.load(p)) for p in paths]
     wanted = {g.strip() for item in gpus or [] for g in item.split(",") if g.strip()}
     if wanted:
-        unknown = wanted - {ds.meta.gpu for ds in loaded}
+        unknown = wanted - {ds.meta.gpu for _, ds in chosen}
         if unknown:
             raise DatasetError(f"--gpus {', '.join(sorted(unknown))}: no such GPU among the datasets checked")
-        loaded = [ds for ds in loaded if ds.meta.gpu in wanted]
+        chosen = [(p, ds) for p, ds in chosen if ds.meta.gpu in wanted]
+    loaded = [ds for _, ds in chosen]
     flagged = 0
     peers: dict[str, list] = {}
     found = []
@@ -57,7 +61,12 @@ def check(
         found.append(result.to_dict())
         say("[bold red]{}[/]" if result.flagged else "[green]{}[/]", result.summary())
     say("{} datasets checked, {} flagged", len(loaded), flagged)
-    document({"checked": len(loaded), "flagged": flagged, "datasets": found})
+    compared = pairs_across_frameworks(chosen)
+    for comparison in compared:
+        for line in comparison.lines():
+            say("{}", line)
+    document({"checked": len(loaded), "flagged": flagged, "datasets": found,
+              "frameworks": [c.to_dict() for c in compared]})
     if flagged:
         raise typer.Exit(EXIT_FOUND)
 

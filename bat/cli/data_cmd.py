@@ -44,6 +44,9 @@ def import_(
     allow_suspect: bool = typer.Option(False, "--allow-suspect", help="Keep rows with impossible times or "
                                        "repeated configurations, quarantined (status missing, column 'suspect'), "
                                        "instead of refusing the file."),
+    fix: list[str] = typer.Option([], "--fix", help="NAME=VALUE: a parameter of --benchmark the file lacks (an "
+                                  "older version of the space), fixed to VALUE; the dataset is then a slice of the "
+                                  "space, marked partial (repeatable)."),
 ) -> None:
     """Import measured data as a dataset (Parquet), checked against its space; or a T1 file as a space."""
     from bat.cli.console import shown_path
@@ -52,8 +55,9 @@ def import_(
     from bat.formats.importing import import_file
     from bat.formats.kerneltuner import read_json
 
+    fixed = _pairs(fix, "--fix")
     if file.is_dir():
-        _import_folder(file, benchmark, out, force, source, licence, notes, allow_suspect)
+        _import_folder(file, benchmark, out, force, source, licence, notes, allow_suspect, fixed)
         return
     if is_t1(read_json(file)):
         _import_space(file, out, force)
@@ -61,7 +65,7 @@ def import_(
     if out is not None:
         check_output(out, overwrite=force, what="--out")
     imp = import_file(file, benchmark=benchmark, gpu=gpu, source=source, licence=licence,
-                      allow_suspect=allow_suspect)
+                      allow_suspect=allow_suspect, fix=fixed)
     for warning in imp.warnings:
         warn("{}", warning)
     ds = imp.dataset
@@ -81,6 +85,7 @@ def import_(
     inside = len(ds.frame) - imp.n_constraint_violations
     say("the space has {:,} valid configurations; the file has {:,} of them{}", n_valid, inside,
         " (every one)" if inside == n_valid else "")
+    _say_mapping(imp)
     if imp.n_constraint_violations:
         warn("{} rows violate the space's constraints", imp.n_constraint_violations)
     from bat.analysis.checks import check_dataset, registry_peers
@@ -92,7 +97,8 @@ def import_(
     document({"imported": [{"path": str(out), "format": imp.format, "benchmark": ds.meta.benchmark,
                             "gpu": ds.meta.gpu, "rows": len(ds.frame), "statuses": counts, "valid_in_space": n_valid,
                             "in_space": inside, "constraint_violations": imp.n_constraint_violations,
-                            "data_check": result.to_dict()}],
+                            "data_check": result.to_dict(),
+                            "mapping": imp.mapping.to_dict() if imp.mapping else None}],
               "space_file": str(space_path) if imp.benchmark is None else None, "skipped": [],
               "warnings": [*map(str, imp.warnings)]})
 
@@ -154,9 +160,34 @@ def import_on_the_fly(ref: str, benchmark: str | None) -> Path | None:
     return out
 
 
+def _say_mapping(imp: Imported) -> None:
+    """How the file's parameters became the benchmark's, and the slice a dataset covers."""
+    for line in imp.mapping.lines() if imp.mapping else []:
+        say("{}", line)
+    fixed = imp.dataset.meta.slice
+    if fixed:
+        say("the slice it covers ({}) has {:,} valid configurations",
+            ", ".join(f"{k} = {v!r}" for k, v in fixed.items()), imp.space.sliced(fixed).count_valid())
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    """``NAME=VALUE`` items as a dict; a malformed or repeated one is refused naming it."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise DatasetError(f"{option} {item!r}: expected NAME=VALUE")
+        if name.strip() in out:
+            raise DatasetError(f"{option} {name.strip()}: given twice")
+        out[name.strip()] = value.strip()
+    return out
+
+
 def _import_folder(folder: Path, benchmark: str | None, out: Path | None, force: bool, source: str, licence: str,
-                   notes: str, allow_suspect: bool = False) -> None:
+                   notes: str, allow_suspect: bool = False, fixed: dict[str, str] | None = None) -> None:
     """A folder in the hub's layout: every file read and checked, then one dataset per GPU written."""
+    if fixed:
+        raise DatasetError("--fix: give one file, not a folder")
     from bat.cli.console import shown_path
     from bat.core.userdata import check_writable, dataset_file
     from bat.formats.folder import import_folder

@@ -51,6 +51,9 @@ def hypertune(
     out: Path = typer.Option(Path("hypertune-out"), "--out", "-o",
                              help="Output folder; finished units (OUT/units.sqlite) are reused on a rerun."),
     plots: bool = typer.Option(True, "--report/--no-report", help="Write report.md and its figures."),
+    hub: Path = typer.Option(None, "--hub", help="The FAIR Benchmark Hub's brute force of this Kernel Tuner "
+                                                 "strategy (hyperparamtuning_paper_bruteforce_<strategy>.json): "
+                                                 "its grid is searched and its scores rank-correlated with ours."),
 ) -> None:
     """Search a tuner's hyper-parameters on training datasets; compare the best with the defaults on held-out ones."""
     from bat.analysis.hypertune.driver import hypertune as run_hypertune
@@ -61,7 +64,7 @@ def hypertune(
     chosen = make_split(train=_split(train), heldout=_split(heldout), pool=_split(pool), split=split)
     p = plan(tuner=tuner, split=chosen, searcher=search, params=_split(params), ranges=list(ranges),
              settings=settings, budget=budget, repeats=repeats, final_repeats=final_repeats, seed=seed,
-             points=points, batch=batch)
+             points=points, batch=batch, hub=hub)
     if scheduler:
         from bat.cli.compare_cmd import _check_scheduler
 
@@ -73,10 +76,15 @@ def hypertune(
         say("{}: best {}, defaults {}, improvement {}", name, _ci(b), _ci(d), _ci(i))
     gap = f["generalisation_gap"]
     say("generalisation gap: {}; best setting: {}", "n/a" if gap is None else f"{gap:+.3f}", outcome.best)
+    if outcome.hub is not None:
+        h = outcome.hub
+        say("against the hub's brute force: {} shared settings, Spearman {}; ours: {}; the hub's: {}",
+            h["shared_settings"], "n/a" if h["spearman"] is None else f"{h['spearman']:+.3f}", h["ours"], h["hub"])
     say("units run {}, reused {}; options: {}; report: {}", outcome.executed, outcome.reused,
         outcome.paths["options"], outcome.paths.get("report", outcome.paths["json"]))
     document({"best": outcome.best, "final": f, "units_run": outcome.executed, "units_reused": outcome.reused,
-              "options": str(outcome.paths["options"]), "results": str(outcome.paths["json"])})
+              "options": str(outcome.paths["options"]), "results": str(outcome.paths["json"]),
+              "hub": outcome.hub})
 
 
 def unit_progress() -> Callable[[str, int, int, float | None, float | None], None]:

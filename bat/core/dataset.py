@@ -135,6 +135,13 @@ class DatasetMeta:
                                    f"{' or '.join(k.__name__ for k in kinds)}")
         return cls(**raw)
 
+    @property
+    def slice(self) -> dict[str, Any]:
+        """Parameters held at one value because the data's source lacked them (``bat import --fix``): the
+        dataset covers that slice of its space; empty for a dataset of the whole space."""
+        fixed = self.extra.get("slice")
+        return dict(fixed) if isinstance(fixed, dict) else {}
+
     def remember(self, bench: Benchmark) -> DatasetMeta:
         """Keep ``bench``'s space file (and where it came from) unless it is registered under its name."""
         if not is_registered(bench):

@@ -77,6 +77,7 @@ class SearchSpace:
         self.constants = dict(constants or {})
         self.problem_size = dict(problem_size or {})
         self.names = tuple(p.name for p in self.parameters)
+        self.whole: SearchSpace | None = None  # the space this one is a slice of (``sliced``), None for a whole one
         if not self.parameters:
             raise SpaceSpecError(f"{source}: parameters: a space needs at least one parameter")
         self.radices = np.array([len(p.values) for p in self.parameters], dtype=np.int64)
@@ -118,6 +119,17 @@ class SearchSpace:
         }
         text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def sliced(self, fixed: Mapping[str, Value]) -> SearchSpace:
+        """This space with the parameters of ``fixed`` held at that one value each (a slice of it)."""
+        for name, value in fixed.items():
+            if name not in self.names or value not in self.parameters[self.names.index(name)].values:
+                raise SpaceSpecError(f"{self.name}: cannot fix {name}={value!r}: not a parameter value of the space")
+        parameters = [Parameter(p.name, (fixed[p.name],)) if p.name in fixed else p for p in self.parameters]
+        out = SearchSpace(self.name, parameters, self.constraints, constants=self.constants,
+                          problem_size=self.problem_size, source=self.source)
+        out.whole = self.whole or self
+        return out
 
     # ---- conversions --------------------------------------------------------------------
 

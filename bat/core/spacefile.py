@@ -23,7 +23,7 @@ from bat.core.t1 import is_t1, name_from_file, t1_to_space
 
 REQUIRED = ("name", "parameters", "constraints", "problem_size")
 OPTIONAL = ("$schema", "description", "constants", "small_problem_size", "emulation_problem_size", "launch",
-            "kernel", "command", "published", "default")
+            "kernel", "command", "published", "default", "other_names")
 SIZES = ("small_problem_size", "emulation_problem_size")
 #: Column names of datasets and traces (bat.core.dataset, bat.core.trace): a parameter of such a name would
 #: overwrite the column (tests/test_input_types.py holds this list and those modules together).
@@ -142,6 +142,17 @@ class _Checker:
         if extra := sorted(set(raw) - {p.name for p in parameters}):
             raise self.fail(f"default.{extra[0]}", "not a parameter")
 
+    def other_names(self, raw: Any, names: set[str]) -> None:
+        """How other frameworks' files name the parameters and problem-size keys: per format, one
+        expression over the file's names for each name of ours (bat.formats.mapping reads them)."""
+        for fmt, table in self.typed(raw, dict, "other_names", "an object of formats").items():
+            self.identifier(fmt, f"other_names.{fmt}")
+            for ours, text in self.typed(table, dict, f"other_names.{fmt}", "an object of expressions").items():
+                if ours not in names:
+                    raise self.fail(f"other_names.{fmt}.{ours}", "neither a parameter nor a problem_size key")
+                if not isinstance(text, str) or not text.strip():
+                    raise self.fail(f"other_names.{fmt}.{ours}", "expected an expression over the file's names")
+
     def published(self, raw: Any, n_constraints: int) -> None:
         self.typed(raw, dict, "published", "an object")
         for key, kind, what in (("cardinality", int, "an integer"),
@@ -202,6 +213,8 @@ def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Co
         check.published(raw["published"], len(constraints))
     if "default" in raw:
         check.default(raw["default"], parameters)
+    if "other_names" in raw:
+        check.other_names(raw["other_names"], names | set(raw["problem_size"]))
     return parameters, constraints
 
 

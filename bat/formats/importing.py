@@ -9,6 +9,11 @@ cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
   file's own value lists. A space that is not a registered benchmark's own
   file travels with the dataset (``DatasetMeta.space``, and ``space_file``
   when it came from a file), so the dataset needs nothing else to be replayed.
+- the parameters, for a benchmark given: the file's names mapped onto the
+  benchmark's (its space file's ``other_names`` for the file's format, else
+  names matched ignoring case), problem-size constants checked, parameters
+  the file lacks fixed (``fix``, or a single value): bat.formats.mapping. A
+  dataset of a slice is ``partial`` with ``extra["slice"]``.
 - the names: ``benchmark`` (when it is not a space) and ``gpu`` override what
   the file says. Otherwise the benchmark is the space's name, or for an
   inferred space the file name up to its first dot without a trailing
@@ -26,6 +31,7 @@ cache, T4 results, KTT output; a T1 file holds a space, not data) and decides:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping as Table
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +47,7 @@ from bat.core.space import SearchSpace
 from bat.core.t1 import is_t1
 from bat.core.userdata import safe_name
 from bat.formats import kerneltuner, t4
+from bat.formats.mapping import Mapping, map_parameters
 from bat.formats.suspect import refuse_or_quarantine
 
 UNKNOWN_GPU = "unknown_gpu"
@@ -56,6 +63,7 @@ class Imported:
     format: str
     n_constraint_violations: int
     warnings: list[str] = field(default_factory=list)
+    mapping: Mapping | None = None  # how the file's parameters became the benchmark's (None: as they were)
 
 
 @dataclass
@@ -109,11 +117,13 @@ def import_file(
     licence: str = "",
     gpu_source: str = "",
     allow_suspect: bool = False,
+    fix: Table[str, str] | None = None,
 ) -> Imported:
     """Import a Kernel Tuner cache, T4 or KTT file as a dataset (see the module docstring).
 
     ``gpu_source`` says where a given ``gpu`` came from (default: ``--gpu``); suspect rows (bat.formats.suspect)
-    are refused, or quarantined with ``allow_suspect``."""
+    are refused, or quarantined with ``allow_suspect``; ``fix`` (``--fix name=value``) fixes parameters of the
+    benchmark the file lacks, which makes the dataset a slice (bat.formats.mapping)."""
     path = Path(path)
     read = _read(path)
     _check_scalars(read, str(path))
@@ -121,10 +131,19 @@ def import_file(
     gpu, found = _gpu(read, gpu, path, warnings)
     bench, name = _space(read, benchmark, path, gpu, warnings)
     frame, meta = read.frame, read.meta
+    mapping = None
     if bench is not None:
         space = bench.space
+        frame, mapping = map_parameters(read.params, frame, bench, read.format, fix or {}, str(path))
         frame = frame[[*space.names, *[c for c in frame.columns if c not in space.names]]]
         meta.remember(bench)
+        if mapping is not None:
+            meta.extra["mapping"] = mapping.to_dict()
+            if mapping.is_slice:
+                meta.partial = True
+                meta.extra["slice"] = {k: v for k, v in mapping.fixed.items() if mapping.fixed_how[k] == "--fix"}
+    elif fix:
+        raise DatasetError(f"{path}: --fix needs the benchmark the file's data is a slice of (--benchmark)")
     else:
         meta.space = _inferred(read, name, path)
         space = benchmark_from_dict(meta.space, path).space
@@ -148,7 +167,7 @@ def import_file(
     meta.licence = licence or meta.licence
     dataset = Dataset(frame=frame.reset_index(drop=True), meta=meta, parameters=tuple(space.names))
     valid = space.is_valid(space.encode(dataset.configs()))
-    return Imported(dataset, space, bench, read.format, int((~valid).sum()), warnings)
+    return Imported(dataset, space, bench, read.format, int((~valid).sum()), warnings, mapping)
 
 
 def _gpu(read: _Read, given: str | None, path: Path, warnings: list[str]) -> tuple[str, str]:
@@ -184,7 +203,6 @@ def _space(read: _Read, given: str | None, path: Path, gpu: str, warnings: list[
     """The benchmark whose space the data belongs to (None: infer one) and the name of an inferred one."""
     if given and (given in benchmark_names() or Path(given).exists() or given.endswith(".json")):
         bench = load_benchmark(given)
-        _same_parameters(read.params, bench, str(path))
         return bench, bench.name
     if given:
         return None, _checked_name(given, "--benchmark")
@@ -214,16 +232,6 @@ def _checked_name(name: str, what: str) -> str:
         raise UnsafeNameError(f"{what} {name!r} is not usable as a benchmark name: use letters, digits and '_', "
                               "not starting with a digit")
     return name
-
-
-def _same_parameters(params: list[str], bench: Benchmark, where: str) -> None:
-    if set(bench.space.names) != set(params):
-        only_file = sorted(set(params) - set(bench.space.names))
-        only_space = sorted(set(bench.space.names) - set(params))
-        raise SpaceMismatchError(
-            f"{where}: parameters do not match benchmark {bench.name}: "
-            f"only in the file {only_file}, only in the space {only_space}"
-        )
 
 
 def _holds(space: SearchSpace, frame: pd.DataFrame) -> bool:

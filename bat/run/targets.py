@@ -42,6 +42,11 @@ class Target:
     facts: TargetFacts = field(default_factory=TargetFacts)  # what a tuner may know (Problem.facts)
     identity: str = ""  # what its measurements depend on (bat.run.identity); "" for a replay
 
+    @property
+    def data_hash(self) -> str:
+        """The hash of the space its data is recorded on: the space's own, or the whole space of a slice."""
+        return (self.space.whole or self.space).space_hash
+
 
 def launch_threads(bench: Benchmark | None, space: SearchSpace,
                    size: ProblemSize | None = None) -> Callable | None:
@@ -74,6 +79,8 @@ def replay_target(benchmark: str | Benchmark, gpu: str | None = None, dataset: D
     else:
         bench = dataset.meta.load_benchmark()
         space = bench.space
+    if dataset.meta.slice:  # data of a slice: the tuner searches the slice, where every configuration was measured
+        space = space.sliced(dataset.meta.slice)
     dataset.check_space(space, same_hash=False)
     facts = TargetFacts(gpu=dataset.meta.gpu, cuda_cores=known_cuda_cores(dataset.meta.gpu),
                         threads=launch_threads(bench, space), measures_counters=bool(dataset.counters),
@@ -94,7 +101,7 @@ def with_prior(target: Target, prior: Mapping[str, Dataset]) -> Target:
     the target's); so is the target's own GPU (``TargetFacts`` refuses it). Nothing else changes: the
     tuner still never sees the target's data.
     """
-    mine = target.space.space_hash
+    mine = target.data_hash
     for gpu, data in prior.items():
         if data.meta.space_hash != mine:
             raise SpaceMismatchError(f"prior {gpu}: its dataset of {data.meta.benchmark} was recorded on space "
@@ -116,7 +123,7 @@ def load_prior(target: Target, refs: Sequence[str]) -> dict[str, Dataset]:
     space) and dataset files or ids, each checked by ``with_prior``."""
     from bat.registry import dataset_entries, resolve_dataset
 
-    h = target.space.space_hash
+    h = target.data_hash
     if list(refs) == [ALL_OTHERS]:
         refs = prior_gpus(h, target.gpu)
         if not refs:
@@ -320,7 +327,10 @@ def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
         raise BackendError(f"--noise {request.noise}: only the replay backend draws from recorded repeats, "
                            f"this run uses {target.backend.name}")
     dataset = target.dataset
-    if dataset is not None and dataset.meta.space_hash != target.space.space_hash:
+    if dataset is not None and dataset.meta.slice:
+        why += (" (data of a slice of the space: " + ", ".join(f"{k} = {v!r}" for k, v in dataset.meta.slice.items())
+                + " fixed at import; only that slice is searched)")
+    elif dataset is not None and dataset.meta.space_hash != target.space.space_hash:
         why += (f" (dataset recorded on another space, hash {dataset.meta.space_hash[:12]}; the space of "
                 f"{bench.path} has {target.space.space_hash[:12]}: only its allowed configurations are asked)")
     return target, why
