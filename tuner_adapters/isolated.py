@@ -15,7 +15,8 @@ time is the CPU time of its process between a reply and its next request
 nothing.
 
 What the tuner's process does wrong ends its run, never the campaign: it
-dies, hangs (nothing for ``stall_s`` seconds), sends a line longer than
+dies, hangs (nothing for ``stall_s`` seconds after a reply, or a request
+not whole ``request_s`` seconds after its first byte), sends a line longer than
 ``MAX_LINE`` bytes, sends ``MAX_ERRORS`` malformed requests, floods (more
 than ``flood_limit`` requests), or leaves processes behind. Each is one
 ``warning`` in the trace metadata (``tuner_report``) naming the tuner and
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -43,6 +43,7 @@ import numpy as np
 from bat.core.errors import TunerError
 from bat.core.problem import Problem
 from bat.core.tuner import CAPABILITIES, Tuner, library_seed
+from bat.protocol.pacing import DEFAULT_REQUEST_S, Pacing, PeerStalled, paced_lines
 from bat.protocol.server import Session
 from bat.registry import make_tuner, tuner_class
 from bat.tuner_adapters.sandbox import SYSTEM_READ, Sandbox, package_code, python_paths
@@ -62,6 +63,7 @@ class IsolatedTuner(Tuner):
     spec: str
     options: tuple[str, ...] = ()
     stall_s: float = 60.0
+    request_s: float = DEFAULT_REQUEST_S  # a whole request's deadline, from its first byte
     flood_limit: int | None = None  # requests; None: 20 per evaluation of the budget, at least 10 000
     summary = "a BAT tuner in its own sandboxed process over the BAT protocol: isolate:NAME"
     notes = "the tuner's time is its process's CPU time; the measured data never leave this process"
@@ -70,8 +72,7 @@ class IsolatedTuner(Tuner):
     def __post_init__(self) -> None:
         if self.spec.startswith("isolate:"):
             raise ValueError(f"{self.spec}: already isolated")
-        if self.stall_s <= 0:
-            raise ValueError(f"stall_s must be > 0, got {self.stall_s}")
+        Pacing(idle_s=self.stall_s, request_s=self.request_s)  # both > 0, or a ValueError naming the one
         inner = make_tuner(self.spec, self.options)  # an unknown tuner or option fails here, not in the child
         if inner.oracle:
             raise ValueError(f"{self.spec} is an oracle: the target's measurements never leave the harness")
@@ -107,7 +108,8 @@ class IsolatedTuner(Tuner):
         problem.tuner_clock = clock
         session = Session(problem, seed=library_seed(rng))
         limit = self.flood_limit or max(10_000, 20 * (problem.budget.max_evals or 500))
-        reader = GuardedReader(process.stdout.fileno(), self.stall_s, lambda: _misbehaving(session, limit))
+        reader = GuardedReader(process.stdout.fileno(), self.stall_s, lambda: _misbehaving(session, limit),
+                               self.request_s)
         try:
             outcome = session.run(reader, process.stdin)
         finally:
@@ -158,34 +160,27 @@ class CpuClock:
 
 
 class GuardedReader:
-    """Request lines from a pipe; stops (``reason`` says why) on a stall, an overlong line or ``stop()``."""
+    """Request lines from a pipe, paced (bat.protocol.pacing: ``stall_s`` of silence after a reply, and
+    ``request_s`` for a whole request once its first byte came); stops (``reason`` says why) on a breach of
+    either, an overlong line or ``stop()``."""
 
-    def __init__(self, fd: int, stall_s: float, stop: Any) -> None:
-        self.fd, self.stall_s, self.stop = fd, stall_s, stop
+    def __init__(self, fd: int, stall_s: float, stop: Any, request_s: float = DEFAULT_REQUEST_S) -> None:
+        self.fd, self.stop = fd, stop
+        self.pacing = Pacing(idle_s=stall_s, request_s=request_s)
         self.reason = ""
 
     def __iter__(self) -> Iterator[bytes]:
-        buffer = b""
-        while True:
-            while b"\n" not in buffer:
-                if len(buffer) > MAX_LINE:
+        try:
+            for line in paced_lines(self.fd, self.pacing):
+                if len(line) > MAX_LINE:
                     self.reason = f"sent a line over {MAX_LINE} bytes (nonsense; stopped)"
                     return
-                ready, _, _ = select.select([self.fd], [], [], self.stall_s)
-                if not ready:
-                    self.reason = f"hung: sent nothing for {self.stall_s:g} s (killed)"
+                yield line
+                if why := self.stop():
+                    self.reason = why
                     return
-                chunk = os.read(self.fd, 1 << 16)
-                if not chunk:
-                    if buffer.strip():
-                        yield buffer
-                    return
-                buffer += chunk
-            line, buffer = buffer.split(b"\n", 1)
-            yield line + b"\n"
-            if why := self.stop():
-                self.reason = why
-                return
+        except PeerStalled as exc:
+            self.reason = f"hung: {exc} (killed)"
 
 
 def _misbehaving(session: Session, limit: int) -> str:

@@ -56,9 +56,12 @@ class Pacing:
                 raise ValueError(f"{name}: expected seconds > 0, got {value!r}")
 
 
-def paced_lines(stream: Iterable[bytes] | Any, pacing: Pacing) -> Iterator[bytes]:
-    """The lines of ``stream`` within ``pacing``; a stream without a file descriptor (a list, a BytesIO in a
-    test) is read as it is, each line cut at MAX_LINE_BYTES + 1 bytes."""
+def paced_lines(stream: int | Iterable[bytes] | Any, pacing: Pacing) -> Iterator[bytes]:
+    """The lines of ``stream`` (a file descriptor, or a stream with one) within ``pacing``; a stream without a
+    file descriptor (a list, a BytesIO in a test) is read as it is, each line cut at MAX_LINE_BYTES + 1 bytes."""
+    if isinstance(stream, int):
+        yield from _fd_lines(stream, pacing)
+        return
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
