@@ -235,15 +235,20 @@ def _finish(process: subprocess.Popen, report: int) -> Ended:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         rusage = _wait4(process, None)
-    with os.fdopen(report, "rb") as f:
-        raw = f.read()
-    try:
-        said = json.loads(raw)
-    except ValueError:
-        said = {"status": process.returncode, "left": [], "left_count": 0, "supervisor_cpu_s": 0.0}
+    said = _said(report, process)
     assert rusage is not None
     cpu = rusage.ru_utime + rusage.ru_stime - float(said["supervisor_cpu_s"])
     return Ended(status=said["status"], left=said["left"], left_count=said["left_count"], cpu_s=max(0.0, cpu))
+
+
+def _said(report: int, process: subprocess.Popen) -> dict[str, Any]:
+    """The supervisor's report (read to its end, then closed); a supervisor that died says its own status."""
+    with os.fdopen(report, "rb") as f:
+        raw = f.read()
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"status": process.returncode, "left": [], "left_count": 0, "supervisor_cpu_s": 0.0}
 
 
 def _wait4(process: subprocess.Popen, timeout: float | None) -> Any:
@@ -279,10 +284,10 @@ def _check_import(spec: str, options: tuple[str, ...], code: grants.CodeGrant) -
     try:
         process, report = _start(argv, code, scratch, stderr=subprocess.PIPE)
         _, err = process.communicate()
-        os.close(report)
+        status = _said(report, process).get("status")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if process.returncode != 0:
+    if status != 0:
         raise MissingDependencyError(f"isolate:{spec}: its sandboxed process cannot load it ({_last_line(err)}); "
                                      f"its code is read from {_where(code)}")
     _CHECKED.add(key)
