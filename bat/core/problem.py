@@ -334,14 +334,20 @@ class Problem:
         if self.tuner_charge_s is not None:
             tuner_s = self.tuner_charge_s
         else:
-            tuner_s = self.tuner_clock() - self._clock if self._clock is not None else 0.0
+            now = self.tuner_clock()
+            tuner_s = now - self._clock if self._clock is not None else 0.0
+            if getattr(self.tuner_clock, "counts_waiting", False):
+                self._clock = now  # the answer's time is the next lap's (see _clock_mark)
         tuner_s += self._pending_s
         self._pending_s = 0.0
         self.stats.tuner_s += tuner_s
         return tuner_s
 
     def _clock_mark(self) -> None:
-        if self.tuner_charge_s is None:
+        """Mark the answer: the next lap counts from here. A clock with ``counts_waiting`` (the CPU time of
+        another process: bat.tuner_adapters.tree_clock) is not read again; what the tuner spends while the
+        harness answers is then the next lap's, and one reading per proposal does."""
+        if self.tuner_charge_s is None and not getattr(self.tuner_clock, "counts_waiting", False):
             self._clock = self.tuner_clock()
 
     @property
@@ -356,7 +362,8 @@ class Problem:
     def start_clock(self) -> None:
         """Start timing the tuner (called by the driver just before ``tune``)."""
         self._pending_s = 0.0
-        self._clock_mark()
+        if self.tuner_charge_s is None:
+            self._clock = self.tuner_clock()
 
 
 def profile_cost_s(result: EvalResult) -> float:
