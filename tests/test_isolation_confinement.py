@@ -5,7 +5,6 @@ run (exit 2, nothing written)."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import socket
@@ -151,8 +150,22 @@ def test_a_tuner_its_sandboxed_process_cannot_import_is_exit_2_before_any_run(on
 @needs_landlock
 def test_a_module_tuner_found_through_pythonpath_runs_isolated(on_path, capsys):
     (on_path / "beside_tuner.py").write_text(BESIDE)
-    code = main(["--json", "run", "--tuner", "beside_tuner:Beside", "--benchmark", "coulomb", "--budget", "2",
-                 "--isolate", "--out", str(on_path / "t.parquet")])
-    doc = json.loads(capsys.readouterr().out)
-    assert code == 0 and doc["evaluations"] == 1 and doc["warning"] is None
+    from test_cli_json import document
+
+    doc = document(["run", "--tuner", "beside_tuner:Beside", "--benchmark", "coulomb", "--budget", "2",
+                    "--isolate", "--out", str(on_path / "t.parquet")], capsys)
+    assert doc["evaluations"] == 1 and doc["warning"] is None
     assert doc["processes_left"] == [] and doc["refused_after_return"] == 0
+
+
+@needs_landlock
+def test_compare_json_names_the_processes_a_run_left_and_they_are_gone(tmp_path, capsys):
+    from test_cli_json import document
+
+    doc = document(["compare", "--tuners", "helper=bat.testing.exploits:SetsidHelper", "--benchmarks", "coulomb",
+                    "--budgets", "4", "--repeats", "1", "--no-plots", "--isolate", "--out", str(tmp_path / "c")],
+                   capsys)
+    (warned,) = doc["run_warnings"]
+    assert warned["label"] == "helper" and "left 1 process(es) behind" in warned["warning"]
+    (left,) = warned["processes_left"]
+    assert not os.path.exists(f"/proc/{left['pid']}")
