@@ -169,3 +169,22 @@ def test_compare_json_names_the_processes_a_run_left_and_they_are_gone(tmp_path,
     assert warned["label"] == "helper" and "left 1 process(es) behind" in warned["warning"]
     (left,) = warned["processes_left"]
     assert not os.path.exists(f"/proc/{left['pid']}")
+
+
+@needs_landlock
+def test_an_isolated_program_is_granted_its_own_file_and_tunes(tmp_path):
+    (tmp_path / "data.parquet").write_bytes(b"not read")
+    program = tmp_path / "client.py"
+    program.write_text("import sys\nfrom bat.protocol.remote import main\nsys.exit(main(['reference:random']))\n")
+    tuner = make_tuner(f"isolate:exec:{sys.executable} {program}")
+    assert str(program) in tuner.sandbox.read and str(tmp_path) not in tuner.sandbox.read
+    result = run_tuner(tuner, _target(), budget=Budget(max_evals=3), seed=0, check_data=False)
+    assert result.evaluated == 3 and "warning" not in result.trace_meta["tuner_report"]
+
+
+def test_an_isolated_tuner_that_never_says_hello_is_exit_2_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "t.parquet"
+    code = main(["run", "--tuner", f"exec:{sys.executable} -c 'import sys; sys.exit(3)'", "--benchmark", "coulomb",
+                 "--budget", "2", "--isolate", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE and "exited with status 3 before its hello" in err and not out.exists()

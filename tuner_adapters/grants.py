@@ -36,12 +36,17 @@ class CodeGrant:
     links: tuple[tuple[str, str], ...] = ()
 
 
-def python_tuner(spec: str) -> CodeGrant:
-    """The grant of the Python tuner class ``spec`` (a registered name or ``module:Class``)."""
+def _base() -> list[str]:
+    """System folders, Python and BAT's code (a program may use BAT's protocol client)."""
     import bat.core.tuner as core_tuner
 
     bat_dir = Path(core_tuner.__file__).resolve().parents[1]  # bat/ (core/ is no link)
-    base = [*SYSTEM_READ, *python_paths(), *package_code(bat_dir)]
+    return [*SYSTEM_READ, *python_paths(), *package_code(bat_dir)]
+
+
+def python_tuner(spec: str) -> CodeGrant:
+    """The grant of the Python tuner class ``spec`` (a registered name or ``module:Class``)."""
+    base = _base()
     cls, _ = tuner_class(spec)
     top_name = cls.__module__.split(".")[0]
     top = sys.modules[top_name]
@@ -56,10 +61,10 @@ def python_tuner(spec: str) -> CodeGrant:
 
 
 def exec_program(argv: list[str], spec: str) -> CodeGrant:
-    """The grant of an ``exec:`` program: Python and system folders, the program file and the paths its
-    command line names."""
+    """The grant of an ``exec:`` program: system folders, Python, BAT's code, the program file and the paths
+    its command line names."""
     program = os.path.realpath(shutil.which(argv[0]) or argv[0])
-    read = [*SYSTEM_READ, *python_paths()]
+    read = _base()
     for path in [program, *(os.path.realpath(a) for a in argv[1:] if os.path.exists(a))]:
         if not _beneath(path, read):
             refuse_data(path, f"tuner {spec}")

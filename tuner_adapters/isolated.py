@@ -137,9 +137,10 @@ class IsolatedTuner(Tuner):
             "charged_at_end_s": tail, "processes_left": ended.left}
         what = reader.reason or (f"left {ended.left_count} process(es) behind ({_named(ended)}; ended and "
                                  "reaped, their CPU time charged)" if ended.left_count else "")
-        if not what and not outcome.hello:
-            what = f"exited with status {ended.status} before its hello"
-        elif not what and ended.status != 0:
+        if not outcome.hello:  # it never ran: an error, not a run of nothing
+            raise TunerError(f"isolate:{self.spec} {what or f'exited with status {ended.status}'} before its "
+                             "hello; its error output, if any, is above")
+        if not what and ended.status != 0:
             what = f"exited with status {ended.status} after {outcome.requests} requests"
         if what:
             self._report["warning"] = f"isolate:{self.spec} {what}; the trace holds what it evaluated"
