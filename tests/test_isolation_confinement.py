@@ -188,3 +188,13 @@ def test_an_isolated_tuner_that_never_says_hello_is_exit_2_and_writes_nothing(tm
                  "--budget", "2", "--isolate", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == EXIT_USAGE and "exited with status 3 before its hello" in err and not out.exists()
+
+
+def test_the_users_pythonpath_reaches_the_isolated_child_after_its_code_links(tmp_path, monkeypatch):
+    from bat.tuner_adapters.isolated import _environment
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/one", "", "/two"]))
+    monkeypatch.setenv("BAT_RESULTS", "/somewhere/with/data")
+    env = _environment(tmp_path)
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "code"), "/one", "/two"]
+    assert env["BAT_RESULTS"].startswith(str(tmp_path))
