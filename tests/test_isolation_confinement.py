@@ -193,8 +193,8 @@ def test_an_isolated_tuner_that_never_says_hello_is_exit_2_and_writes_nothing(tm
 def test_the_users_pythonpath_reaches_the_isolated_child_after_its_code_links(tmp_path, monkeypatch):
     from bat.tuner_adapters.isolated import _environment
 
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/one", "", "/two"]))
-    monkeypatch.setenv("BAT_RESULTS", "/somewhere/with/data")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["one", "", "two"]))
+    monkeypatch.setenv("BAT_RESULTS", "datasets")
     env = _environment(tmp_path)
-    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "code"), "/one", "/two"]
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "code"), "one", "two"]
     assert env["BAT_RESULTS"].startswith(str(tmp_path))
