@@ -138,9 +138,12 @@ class IsolatedTuner(Tuner):
         what = reader.reason or (f"left {ended.left_count} process(es) behind ({_named(ended)}; ended and "
                                  "reaped, their CPU time charged)" if ended.left_count else "")
         if not outcome.hello:  # it never ran: an error, not a run of nothing
-            raise TunerError(f"isolate:{self.spec} {what or f'exited with status {ended.status}'} before its "
-                             "hello; its error output, if any, is above")
-        if not what and ended.status != 0:
+            ended_how = f"exited with status {ended.status}" if ended.status is not None else "stopped"
+            raise TunerError(f"isolate:{self.spec} {what or ended_how} before its hello; its error output, if "
+                             "any, is above")
+        if not what and ended.status is None:
+            what = f"did not exit within {EXIT_GRACE_S:g} s of its session's end (ended)"
+        elif not what and ended.status != 0:
             what = f"exited with status {ended.status} after {outcome.requests} requests"
         if what:
             self._report["warning"] = f"isolate:{self.spec} {what}; the trace holds what it evaluated"

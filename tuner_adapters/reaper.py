@@ -99,12 +99,14 @@ def main(spec: dict) -> int:
         os.write(2, f"isolate: cannot supervise the tuner: {os.strerror(ctypes.get_errno())}\n".encode())
         return 70
     signal.signal(signal.SIGTERM, _stop)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})  # held until the supervisor waits for the tuner
     report_fd = int(spec["report"])
     tuner = os.fork()
     if tuner == 0:
         try:
             os.close(report_fd)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             Sandbox(tuple(spec["read"]), tuple(spec["write"])).apply()
             deny_network()
             os.execv(spec["argv"][0], spec["argv"])
@@ -116,6 +118,7 @@ def main(spec: dict) -> int:
     os.dup2(devnull, 1)
     status: int | None
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         status = os.waitstatus_to_exitcode(os.waitpid(tuner, 0)[1])
     except _Stop:
         status = None
