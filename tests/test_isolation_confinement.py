@@ -198,3 +198,13 @@ def test_the_users_pythonpath_reaches_the_isolated_child_after_its_code_links(tm
     env = _environment(tmp_path)
     assert env["PYTHONPATH"].split(os.pathsep) == [str(tmp_path / "code"), "one", "two"]
     assert env["BAT_RESULTS"].startswith(str(tmp_path))
+
+
+@needs_landlock
+@pytest.mark.parametrize("library", ["optuna", "smac", "kernel_tuner:genetic_algorithm"])
+def test_the_library_tuners_run_isolated_to_their_budget(library):
+    # SMAC reads /proc/meminfo and its own /proc/<pid>/maps; no library opens a socket
+    pytest.importorskip(library.split(":")[0])
+    result = run_tuner(make_tuner(f"isolate:{library}"), _target(), budget=Budget(max_evals=6), seed=0,
+                       check_data=False)
+    assert result.evaluated == 6 and "warning" not in result.trace_meta["tuner_report"], result.trace_meta

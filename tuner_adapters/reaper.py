@@ -107,7 +107,8 @@ def main(spec: dict) -> int:
             os.close(report_fd)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-            Sandbox(tuple(spec["read"]), tuple(spec["write"])).apply()
+            own = f"/proc/{os.getpid()}"  # its own /proc entry (maps, status, limits): what a library reads of itself
+            Sandbox((*spec["read"], own), tuple(spec["write"])).apply()
             deny_network()
             os.execv(spec["argv"][0], spec["argv"])
         except BaseException as exc:  # the child never returns into the supervisor

@@ -131,7 +131,8 @@ class Sandbox:
 
 
 #: system folders a Python process needs to start (shared libraries, the loader's cache, locales)
-SYSTEM_READ = ("/usr", "/lib", "/lib64", "/bin", "/etc", "/sys/devices/system/cpu", "/dev/urandom", "/dev/null")
+SYSTEM_READ = ("/usr", "/lib", "/lib64", "/bin", "/etc", "/sys/devices/system/cpu", "/dev/urandom", "/dev/null",
+               "/proc/meminfo", "/proc/cpuinfo")
 
 
 def python_paths() -> list[str]:
