@@ -24,6 +24,9 @@ from bat.cli import EXIT_FOUND, EXIT_OK, EXIT_USAGE, main
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM = "mine=bat.tuner_adapters.reference.random_search:RandomSearch"
 WORSE = "mine=bat.testing.crippled_tuner:FirstValidTuner"
+#: the recipe's own case: ``my_tuner.py`` at the root of the tuner's checkout, found through PYTHONPATH=$PWD
+MY_TUNER = ("from bat.tuner_adapters.reference.random_search import RandomSearch\n\n\n"
+            "class MyTuner(RandomSearch):\n    pass\n")
 
 
 def workflow() -> dict:
@@ -44,18 +47,21 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     repo = tmp_path_factory.mktemp("tuner-project")
     made = repo / "bat-baseline"
     assert main(["--quiet", "compare", "--tuners", RANDOM, "--benchmarks", env["BENCHMARKS"], "--gpus", env["GPUS"],
-                 "--budgets", env["BUDGETS"], "--repeats", env["REPEATS"], "--out", str(made), "--no-plots"]) == 0
+                 "--budgets", env["BUDGETS"], "--repeats", env["REPEATS"], "--out", str(made), "--no-plots",
+                 "--isolate"]) == 0
     (repo / env["BASELINE"]).parent.mkdir(parents=True)
     shutil.copy(made / "results.json", repo / env["BASELINE"])
     shutil.rmtree(made)
     return repo
 
 
-def run_gate(repo: Path, tuner: str, tmp_path: Path) -> tuple[int, str, Path]:
+def run_gate(repo: Path, tuner: str, tmp_path: Path, files: dict[str, str] | None = None) -> tuple[int, str, Path]:
     flow = workflow()
     step = gate_step(flow)
     work = tmp_path / "checkout"
     shutil.copytree(repo, work)
+    for name, text in (files or {}).items():
+        (work / name).write_text(text)
     summary = tmp_path / "step-summary.md"
     env = {**os.environ, **flow["env"], "TUNER": tuner, "GITHUB_STEP_SUMMARY": str(summary),
            "BAT": str(Path(sys.executable).with_name("bat")), "BAT_DATA_DIR": str(tmp_path / "bat-data")}
@@ -72,6 +78,7 @@ def test_the_recipe_is_a_workflow_with_the_steps_it_promises():
     assert "--break-system-packages" not in install and "--target .uv" in install
     run = gate_step(flow)["run"]
     assert "--baseline" in run and "GITHUB_STEP_SUMMARY" in run and "--json" in run
+    assert "--isolate" in run and 'PYTHONPATH="$PWD"' in run
 
 
 @pytest.mark.slow
@@ -103,3 +110,19 @@ def test_a_bad_baseline_is_exit_2_not_a_regression(repo: Path, tmp_path: Path):
     finally:
         (repo / "ci" / "kept.json").rename(repo / "ci" / "bat-baseline.json")
     assert code == EXIT_USAGE and "could not run (exit 2)" in log
+
+
+@pytest.mark.slow
+def test_the_recipes_own_module_tuner_runs_isolated_through_pythonpath_and_passes(repo: Path, tmp_path: Path):
+    code, log, work = run_gate(repo, "mine=my_tuner:MyTuner", tmp_path, files={"my_tuner.py": MY_TUNER})
+    assert code == EXIT_OK, log
+    doc = json.loads((work / "bat-report" / "bat-compare.json").read_text())
+    assert doc["gate"]["passed"] and doc["executed"] > 0
+    assert "warning" not in log.lower(), log  # every run ran: none died before its hello
+
+
+@pytest.mark.slow
+def test_a_tuner_that_cannot_be_imported_fails_the_gate_before_any_run(repo: Path, tmp_path: Path):
+    code, log, work = run_gate(repo, "mine=my_tunr:MyTuner", tmp_path, files={"my_tuner.py": MY_TUNER})
+    assert code == EXIT_USAGE and "could not run (exit 2)" in log
+    assert "my_tunr" in log and "PYTHONPATH" in log and not (work / "bat-report").exists()

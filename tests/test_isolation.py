@@ -22,7 +22,7 @@ def _target():
 
 @pytest.mark.parametrize(("cls", "says"), [
     (misbehaving.Dies, "exited with status 3 after 3 requests"),
-    (misbehaving.Hangs, "hung: sent nothing for 1.5 s (killed)"),
+    (misbehaving.Hangs, "hung: the client sent nothing for 1.5 s after the last reply"),
     (misbehaving.Nonsense, "spoke nonsense: 100 malformed requests (stopped)"),
 ])
 def test_a_misbehaving_tuner_process_gets_one_line_and_keeps_its_trace(cls, says):

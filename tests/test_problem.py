@@ -9,7 +9,7 @@ import pytest
 
 from bat.backends.replay import ReplayBackend
 from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
-from bat.core.errors import BudgetExhaustedError, TunerError
+from bat.core.errors import BudgetExhaustedError, ProblemClosedError, TunerError
 from bat.core.problem import Budget, Problem
 from bat.core.spacefile import space_from_dict
 from bat.core.trace import TRACE_COLUMNS, TraceRecorder, read_trace
@@ -137,3 +137,18 @@ def test_profiled_rerun_costs_time_not_budget(space):
     assert list(frame["kind"]) == ["evaluated", "profile", "repeat"]
     assert list(frame["profiled"]) == [False, True, True]
     assert list(frame["cost_s"]) == [2.0, 2.0, 0.0]
+
+
+def test_a_closed_problem_refuses_every_proposal_and_counts_it(space):
+    backend = CountingBackend(_dataset(space))
+    rec = TraceRecorder(space.names)
+    p = Problem(space=space, backend=backend, budget=Budget(max_evals=5), observers=[rec])
+    p.evaluate({"x": 1, "y": 1})
+    p.close()
+    assert p.closed
+    for config in ({"x": 2, "y": 2}, {"x": 1, "y": 1}, {"x": 8, "y": 4}):  # fresh, repeat, rejected alike
+        with pytest.raises(ProblemClosedError, match="after the tuner's tune"):
+            p.evaluate(config)
+    assert p.stats.after_close == 3
+    assert backend.asked == [{"x": 1, "y": 1}] and len(rec.frame()) == 1
+    assert (p.stats.evaluated, p.stats.repeated, p.stats.rejected) == (1, 0, 0)

@@ -130,3 +130,23 @@ def test_an_exec_tuner_that_stalls_ends_the_run_and_its_children(tmp_path, monke
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(child), "the tuner's background child outlived the run"
+
+
+def test_a_request_trickled_a_byte_at_a_time_meets_a_whole_request_deadline() -> None:
+    # each byte comes well within the silence limit (idle_s); the request as a whole is late (request_s)
+    fd = feed([(0.1, bytes([b])) for b in line(HELLO)])
+    start = time.perf_counter()
+    with pytest.raises(PeerStalled, match=r"request_s=0\.6"):
+        list(paced_lines(fd, Pacing(idle_s=0.5, request_s=0.6)))
+    assert time.perf_counter() - start < 2.5
+
+
+def test_the_isolated_reader_has_the_same_whole_request_deadline() -> None:
+    from bat.tuner_adapters.isolated import GuardedReader
+
+    fd = feed([(0.1, bytes([b])) for b in line(HELLO)])
+    reader = GuardedReader(fd, 0.5, lambda: "", request_s=0.6)
+    start = time.perf_counter()
+    assert list(reader) == []
+    assert time.perf_counter() - start < 2.5
+    assert reader.reason.startswith("hung:") and "request_s=0.6" in reader.reason

@@ -67,4 +67,5 @@ def test_list_reads_dataset_footers_and_loads_no_tuner_or_table_library() -> Non
     # the catalogue of tuner families, and the class of each tuner scheme (exec:..., isolate:...) for its summary
     assert {m for m in ours if m.startswith("bat.tuner_adapters")} == {
         "bat.tuner_adapters", "bat.tuner_adapters.catalogue", "bat.tuner_adapters.external",
-        "bat.tuner_adapters.isolated", "bat.tuner_adapters.sandbox"}
+        "bat.tuner_adapters.isolated", "bat.tuner_adapters.sandbox", "bat.tuner_adapters.grants",
+        "bat.tuner_adapters.tree_clock"}

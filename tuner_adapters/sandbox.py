@@ -15,7 +15,8 @@ is three system calls with a stable ABI, so the calls are made here with
 preexec_fn=sandbox.apply)``): every filesystem right the kernel's ABI knows
 is handled, then granted back only beneath ``read`` (read and execute) and
 ``write`` (everything) paths; with ABI 4+ TCP bind and connect are denied,
-with ABI 6+ signals and abstract UNIX sockets outside the domain are too.
+with ABI 6+ signals and abstract UNIX sockets outside the domain are too
+(every other socket is refused by bat.tuner_adapters.seccomp).
 ``landlock_abi`` is 0 where the kernel lacks Landlock (or on another OS):
 the caller then says so on the run's first line.
 """
@@ -72,15 +73,22 @@ class Sandbox:
         return landlock_abi() > 0
 
     def describe(self) -> str:
-        """One line saying what the tuner's process may touch (or that no sandbox exists here)."""
+        """One line saying what the tuner's process may touch (or that no sandbox exists here), whether it has
+        a network, and that its processes end with its run (bat.tuner_adapters.reaper)."""
+        from bat.tuner_adapters import seccomp
+
+        net = ("no network (seccomp: no socket of any family)" if seccomp.available()
+               else "the network open (no seccomp filter on this machine)")
+        tree = "every process it starts ended, reaped and charged with its run"
         abi = landlock_abi()
         if not abi:
             return ("isolation: the kernel has no Landlock, so the tuner's process runs without a filesystem "
-                    "sandbox (it is still a separate process with a scratch folder and no data path)")
-        extra = "; no TCP" if abi >= 4 else ""
-        extra += "; no signals or abstract sockets outside it" if abi >= 6 else ""
-        return (f"isolation: Landlock ABI {abi} sandbox: the tuner reads only its code and Python "
-                f"({len(self.read)} paths), writes only its scratch folder{extra}")
+                    f"sandbox (it is still a separate process with a scratch folder and no data path); {net}; "
+                    f"{tree}")
+        extra = "; no signals or abstract sockets outside it" if abi >= 6 else ""
+        count = f" ({len(self.read)} paths)" if self.read else ""
+        return (f"isolation: Landlock ABI {abi} sandbox: the tuner reads only Python, BAT and its own code"
+                f"{count}, writes only its scratch folder; {net}{extra}; {tree}")
 
     def apply(self) -> None:
         """Restrict this process (call between fork and exec); OSError when the kernel refuses."""
@@ -123,7 +131,8 @@ class Sandbox:
 
 
 #: system folders a Python process needs to start (shared libraries, the loader's cache, locales)
-SYSTEM_READ = ("/usr", "/lib", "/lib64", "/bin", "/etc", "/sys/devices/system/cpu", "/dev/urandom", "/dev/null")
+SYSTEM_READ = ("/usr", "/lib", "/lib64", "/bin", "/etc", "/sys/devices/system/cpu", "/dev/urandom", "/dev/null",
+               "/proc/meminfo", "/proc/cpuinfo")
 
 
 def python_paths() -> list[str]:

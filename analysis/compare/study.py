@@ -81,6 +81,10 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
         if t.oracle and isolate:
             raise CampaignError(f"--tuners {t.label}: {t.spec} is an oracle; oracles cannot run --isolate "
                                 "(the target's measurements never leave the harness process)")
+        if isolate:  # loaded once in its sandbox: a tuner its isolated process cannot import fails here
+            from bat.registry import make_tuner
+
+            make_tuner(f"isolate:{t.spec}", options=t.options)
     return campaign
 
 

@@ -137,11 +137,15 @@ def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str]
     say("{} runs executed, {} reused from {} ({:.1f} s)", done.run.executed, done.run.reused, out / "runs.sqlite",
         done.run.wall_s)
     say("summary: {}; numbers and traces: {}", done.paths["summary"], done.paths["json"])
+    warned = []
     for record in done.run.records:  # a tuner that misbehaved: one line per run, the campaign went on
         m = record.meta
         if warning := m.get("tuner_report", {}).get("warning"):
             say("[yellow]warning:[/] {} on {}/{} repeat {}: {}", m.get("label"), m.get("benchmark"), m.get("gpu"),
                 m.get("repeat"), warning)
+            warned.append({"label": m.get("label"), "benchmark": m.get("benchmark"), "gpu": m.get("gpu"),
+                           "repeat": m.get("repeat"), "warning": str(warning),
+                           "processes_left": m["tuner_report"].get("processes_left", [])})
     result = done.analysis
     m = result.methodology
     flags = []
@@ -170,7 +174,7 @@ def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str]
         say("{} (0 = random search, 1 = the optimum)", line)
     doc = {"executed": done.run.executed, "reused": done.run.reused, "wall_s": done.run.wall_s,
            "outputs": {k: str(v) for k, v in done.paths.items()}, "data_flags": flags, "scores": scores,
-           "gate": None}
+           "run_warnings": warned, "gate": None}
     g = result.gate
     if g is None:
         document(doc)

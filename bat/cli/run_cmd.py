@@ -117,9 +117,13 @@ def _note(message: str) -> None:
 
 def report(result: RunResult, target: Target) -> None:
     """What ``bat run`` prints after a run: the best found, the counts, the costs, the trace (and its document)."""
-    warning = result.trace_meta.get("tuner_report", {}).get("warning")
+    tuner_report = result.trace_meta.get("tuner_report", {})
+    warning = tuner_report.get("warning")
     if warning:
         say("[yellow]warning:[/] {}", warning)
+    if result.after_close:
+        say("[yellow]warning:[/] {} proposal(s) after the tuner's tune() returned were refused (never evaluated)",
+            result.after_close)
     best: dict | None = None
     if result.best is None:
         say("no valid configuration was found")
@@ -154,6 +158,8 @@ def report(result: RunResult, target: Target) -> None:
               "evaluations": result.evaluated, "failed": result.failed, "rejected": result.rejected,
               "invalid_rate": result.invalid_rate, "repeats": result.repeated, "tuner_s": result.tuner_s,
               "cost_s": result.cost_s, "warning": str(warning) if warning else None,
+              "refused_after_return": result.after_close,
+              "processes_left": tuner_report.get("processes_left", []),
               "trace": str(result.trace_path) if result.trace_path else None})
 
 

@@ -56,6 +56,10 @@ class BudgetExhaustedError(BatError, RuntimeError):
     """Evaluating after the budget is spent (a tuner bug: tuners check problem.exhausted)."""
 
 
+class ProblemClosedError(BatError, RuntimeError):
+    """A proposal after the tuner's ``tune()`` returned: the run is over, nothing reaches the backend."""
+
+
 class TunerError(BatError, RuntimeError):
     """A tuner that cannot run on the problem it was given."""
 

@@ -9,11 +9,18 @@ the space and budget it reads from ``problem.facts`` (declared in
 bat.core.facts), never from the backend, which the problem keeps private.
 ``answer`` gives a caller everything about one proposal (the result, its
 kind, whether it was charged); ``evaluate`` is its result for tuners.
+
+The run closes the problem when ``tune()`` returns (``close``): a later
+proposal (a thread the tuner left running) raises ProblemClosedError, never
+reaches the backend or the observers, and is counted in ``stats.after_close``.
+Proposals are answered one at a time (a lock), so none is half-way through
+when the problem closes.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from bat.core.dataset import Status
-from bat.core.errors import BudgetExhaustedError, TunerError
+from bat.core.errors import BudgetExhaustedError, ProblemClosedError, TunerError
 from bat.core.facts import TargetFacts
 from bat.core.space import SearchSpace
 
@@ -143,6 +150,7 @@ class ProblemStats:
     profiles: int = 0  # extra profiled runs of configurations first run without counters
     tuner_s: float = 0.0
     cost_s: float = 0.0
+    after_close: int = 0  # proposals refused because they came after tune() returned
 
     @property
     def proposals(self) -> int:
@@ -188,6 +196,8 @@ class Problem:
         self.tuner_clock = tuner_clock
         #: the target's measurements, granted by the driver to a declared oracle only (Tuner.oracle)
         self.answer_key: Dataset | None = None
+        self._lock = threading.RLock()
+        self._closed = False
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
 
@@ -249,8 +259,26 @@ class Problem:
         """Everything about one proposal (see the module docstring for the rules).
 
         A fresh valid configuration the spent budget no longer affords is ``refused``: it
-        never reaches the backend, costs nothing and is not told to the observers.
+        never reaches the backend, costs nothing and is not told to the observers. After
+        ``close`` every proposal raises ProblemClosedError.
         """
+        with self._lock:
+            if self._closed:
+                self.stats.after_close += 1
+                raise ProblemClosedError(f"proposal after the tuner's tune() returned (the run is over): "
+                                         f"{self.stats.after_close} refused so far")
+            return self._answer(config, profiled)
+
+    def close(self) -> None:
+        """End the run: every later proposal is refused (see the module docstring)."""
+        with self._lock:
+            self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _answer(self, config: Config, profiled: bool) -> Answer:
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
@@ -306,14 +334,20 @@ class Problem:
         if self.tuner_charge_s is not None:
             tuner_s = self.tuner_charge_s
         else:
-            tuner_s = self.tuner_clock() - self._clock if self._clock is not None else 0.0
+            now = self.tuner_clock()
+            tuner_s = now - self._clock if self._clock is not None else 0.0
+            if getattr(self.tuner_clock, "counts_waiting", False):
+                self._clock = now  # the answer's time is the next lap's (see _clock_mark)
         tuner_s += self._pending_s
         self._pending_s = 0.0
         self.stats.tuner_s += tuner_s
         return tuner_s
 
     def _clock_mark(self) -> None:
-        if self.tuner_charge_s is None:
+        """Mark the answer: the next lap counts from here. A clock with ``counts_waiting`` (the CPU time of
+        another process: bat.tuner_adapters.tree_clock) is not read again; what the tuner spends while the
+        harness answers is then the next lap's, and one reading per proposal does."""
+        if self.tuner_charge_s is None and not getattr(self.tuner_clock, "counts_waiting", False):
             self._clock = self.tuner_clock()
 
     @property
@@ -328,7 +362,8 @@ class Problem:
     def start_clock(self) -> None:
         """Start timing the tuner (called by the driver just before ``tune``)."""
         self._pending_s = 0.0
-        self._clock_mark()
+        if self.tuner_charge_s is None:
+            self._clock = self.tuner_clock()
 
 
 def profile_cost_s(result: EvalResult) -> float:

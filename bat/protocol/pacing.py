@@ -56,9 +56,12 @@ class Pacing:
                 raise ValueError(f"{name}: expected seconds > 0, got {value!r}")
 
 
-def paced_lines(stream: Iterable[bytes] | Any, pacing: Pacing) -> Iterator[bytes]:
-    """The lines of ``stream`` within ``pacing``; a stream without a file descriptor (a list, a BytesIO in a
-    test) is read as it is, each line cut at MAX_LINE_BYTES + 1 bytes."""
+def paced_lines(stream: int | Iterable[bytes] | Any, pacing: Pacing) -> Iterator[bytes]:
+    """The lines of ``stream`` (a file descriptor, or a stream with one) within ``pacing``; a stream without a
+    file descriptor (a list, a BytesIO in a test) is read as it is, each line cut at MAX_LINE_BYTES + 1 bytes."""
+    if isinstance(stream, int):
+        yield from _fd_lines(stream, pacing)
+        return
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
@@ -68,16 +71,17 @@ def paced_lines(stream: Iterable[bytes] | Any, pacing: Pacing) -> Iterator[bytes
     yield from _fd_lines(fd, pacing)
 
 
-def _wait(fd: int, limit_s: float, what: str) -> None:
+def _wait(fd: int, limit_s: float, why: str) -> None:
     ready, _, _ = select.select([fd], [], [], limit_s)
     if not ready:
-        raise PeerStalled(f"the client sent nothing for {limit_s:g} s {what}")
+        raise PeerStalled(why)
 
 
 def _fd_lines(fd: int, pacing: Pacing) -> Iterator[bytes]:
     buffer = bytearray()
     began: float | None = None  # when the first byte of the request being read arrived
-    mid = f"in the middle of a request (limit request_s={pacing.request_s:g})"
+    mid = (f"the client's request was not whole {pacing.request_s:g} s after its first byte "
+           f"(limit request_s={pacing.request_s:g})")
     while True:
         newline = buffer.find(b"\n")
         if newline >= 0:
@@ -92,7 +96,8 @@ def _fd_lines(fd: int, pacing: Pacing) -> Iterator[bytes]:
             began = time.monotonic() if buffer.strip() else None
             continue
         if began is None:
-            _wait(fd, pacing.idle_s, f"after the last reply (limit idle_s={pacing.idle_s:g})")
+            _wait(fd, pacing.idle_s, f"the client sent nothing for {pacing.idle_s:g} s after the last reply "
+                                     f"(limit idle_s={pacing.idle_s:g})")
         else:
             _wait(fd, max(0.0, began + pacing.request_s - time.monotonic()), mid)
         chunk = os.read(fd, _CHUNK)

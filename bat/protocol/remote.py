@@ -109,7 +109,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tuner", help="a registered tuner name or package.module:Class")
     parser.add_argument("-O", "--tuner-option", action="append", default=[], metavar="KEY=VALUE",
                         help="a hyper-parameter of the tuner (repeatable)")
+    parser.add_argument("--check", action="store_true",
+                        help="only load the tuner and exit: 0 when it loads, 2 with one line when it cannot")
     args = parser.parse_args(argv)
+    if args.check:
+        try:
+            make_tuner(args.tuner, args.tuner_option)
+        except BatError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     client = Client.stdio()
     try:
         tuner = make_tuner(args.tuner, args.tuner_option)

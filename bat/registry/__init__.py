@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import os
 import shlex
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -147,12 +148,20 @@ def tuner_class(spec: str) -> tuple[type[Tuner], dict[str, Any]]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
+        where = "" if lib else f"; looked for in {_looked_in()}"
         raise MissingDependencyError(f"tuner {spec} needs {lib or module_name}, which cannot be imported "
-                                     f"({exc})") from exc
+                                     f"({exc}){where}") from exc
     cls = getattr(module, attr, None)
     if not (isinstance(cls, type) and issubclass(cls, Tuner)):
         raise RegistryError(f"tuner {spec}: {target} is not a bat.core.tuner.Tuner subclass")
     return cls, kwargs
+
+
+def _looked_in() -> str:
+    """Where Python looks for a module named by a tuner's import path, in a few words."""
+    entries = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    given = f"PYTHONPATH ({', '.join(entries)})" if entries else "PYTHONPATH (not set)"
+    return f"{given} and the packages installed in {sys.prefix}"
 
 
 def _scheme_class(scheme: str, text: str) -> tuple[type[Tuner], dict[str, Any]]:

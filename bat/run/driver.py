@@ -65,6 +65,7 @@ class RunResult:
     data_check: DataCheck | None = None  # the replayed dataset's data check (None: not replayed or not asked)
     notes: list[str] = field(default_factory=list)  # what the run said on the way (data flags, resumption)
     reused: int = 0  # evaluations answered from an interrupted run's journal (resume)
+    after_close: int = 0  # proposals refused because they came after tune() returned (bat.core.problem)
 
     @property
     def ratio_to_best_known(self) -> float | None:
@@ -210,11 +211,14 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     problem.start_clock()
-    tuner_obj.tune(problem, rng)
+    try:
+        tuner_obj.tune(problem, rng)
+    finally:
+        problem.close()  # a thread the tuner left behind is refused from here on
     wall = time.perf_counter() - start
     s = problem.stats
     meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
-                tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall)
+                tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall, after_close=s.after_close)
     if report := tuner_obj.run_report():
         meta["tuner_report"] = report
     recorder.meta.update(meta)  # the saved trace carries the end-of-run counts too
@@ -224,7 +228,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         best=problem.best, best_known_ms=target.best_known_ms,
         evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
         tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall,
-        trace=recorder.frame(), trace_meta=meta,
+        trace=recorder.frame(), trace_meta=meta, after_close=s.after_close,
     )
 
 

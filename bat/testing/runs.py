@@ -79,5 +79,8 @@ def execute(name: str, tuner: Tuner, seed: int) -> Run:
     if tuner.oracle:
         problem.answer_key = synthetic_dataset(space)
     problem.start_clock()
-    tuner.tune(problem, np.random.default_rng(seed))
+    try:
+        tuner.tune(problem, np.random.default_rng(seed))
+    finally:
+        problem.close()  # as the driver does: nothing after tune() reaches the backend
     return Run(space, backend, problem.stats, recorder.frame())
