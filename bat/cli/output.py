@@ -38,7 +38,6 @@ from typing import Any
 from rich.markup import escape
 
 from bat.cli.console import console, err_console
-from bat.core import jsonout
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_FOUND, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 #: ``bat record`` only: the GPU needs a fresh process (a hung kernel, a sticky CUDA error); run again with
@@ -216,6 +215,8 @@ def emit(code: int, error: str | None = None) -> None:
     else:
         # the envelope's keys are the envelope's: a command's document cannot overwrite them
         doc = {**(mode.document or {}), "command": mode.command, "ok": True, "exit_code": code}
+    from bat.core import jsonout  # imported when a document is printed: start-up stays lean
+
     sys.stdout.write(jsonout.dumps(doc) + "\n")  # finite numbers only: an infinity is null, listed in non_finite
     sys.stdout.flush()
 
