@@ -20,17 +20,18 @@ from typing import IO
 
 import typer
 
-from bat.cli.options import positive_finite
+from bat.cli.options import MAX_EVALUATIONS, MAX_SECONDS, MAX_SEED, positive_finite
 from bat.cli.output import say_err, warn
 
 
 def serve(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
     gpu: str = typer.Option(None, "--gpu", help="GPU whose recorded data to replay (default: RTX_3090)."),
-    budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
-    time_budget: float = typer.Option(None, "--time-budget", callback=positive_finite,
+    budget: int = typer.Option(100, "--budget", "-n", min=1, max=MAX_EVALUATIONS,
+                               help="Distinct valid configurations to evaluate."),
+    time_budget: float = typer.Option(None, "--time-budget", max=MAX_SECONDS, callback=positive_finite,
                                       help="Simulated seconds (compile + run) instead."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0,
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED,
                              help="Run seed; the client's seed in hello is drawn from it."),
     out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default <data folder>/runs/<...>.parquet "
                                                        "as `bat run` names it."),
@@ -41,10 +42,10 @@ def serve(
     transcript: Path = typer.Option(None, "--transcript", help="Write every message, both ways, to this file "
                                                                "(JSON lines)."),
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
-    idle_timeout: float = typer.Option(600.0, "--idle-timeout", callback=positive_finite,
+    idle_timeout: float = typer.Option(600.0, "--idle-timeout", max=MAX_SECONDS, callback=positive_finite,
                                        help="Seconds the client may send nothing after a reply before the "
                                             "session ends (bat.protocol.pacing)."),
-    request_timeout: float = typer.Option(60.0, "--request-timeout", callback=positive_finite,
+    request_timeout: float = typer.Option(60.0, "--request-timeout", max=MAX_SECONDS, callback=positive_finite,
                                           help="Seconds one request may take to arrive once begun."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.cli.options import positive_finite
+from bat.cli.options import MAX_SECONDS, MAX_SEED, MAX_VERIFY_RANDOM, positive_finite
 
 if TYPE_CHECKING:
     from bat.backends.emulated.edges import EdgeSessions
@@ -31,9 +31,10 @@ def verify(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark with a CUDA kernel (name or space file)."),
     config: str = typer.Option(None, "--config", "-c", help="JSON object or NAME=VALUE,... (every parameter)."),
     first: bool = typer.Option(False, "--first", help="The first valid configuration."),
-    random: int = typer.Option(0, "--random", min=0, help="This many valid configurations drawn uniformly."),
+    random: int = typer.Option(0, "--random", min=0, max=MAX_VERIFY_RANDOM,
+                        help="This many valid configurations drawn uniformly (all of them when the space has fewer)."),
     ci: bool = typer.Option(False, "--ci", help="The configurations CI checks: first, extremes, every code path."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed for --random."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed for --random."),
     size: str = typer.Option("emulation", "--size",
                              help="Problem size: emulation, small, published, or a JSON object."),
     sanitizer: str = typer.Option("address", "--sanitizer",
@@ -45,7 +46,7 @@ def verify(
     edges: bool = typer.Option(True, "--edges/--no-edges",
                                help="At the emulation size, grow the size per configuration to two blocks with a "
                                     "partial last tile in every dimension the kernel tiles."),
-    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, callback=positive_finite,
+    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, max=MAX_SECONDS, callback=positive_finite,
                                         help="Seconds a block may take before it counts as a deadlock."),
 ) -> None:
     """Check configurations of a kernel on the CPU (no GPU needed): correctness only, never timings."""
