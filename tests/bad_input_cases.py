@@ -487,7 +487,23 @@ CASES: list[Case] = [
          {"h.T1.json": t1(delitem("ConfigurationSpace.TuningParameters[0].Name"))}),
     Case("t1-export-unknown-benchmark", ("export", "nope", "--to", "t1", "-o", "x.T1.json"), "'nope'"),
     Case("t1-export-out-exists", ("export", "gemm", "--to", "t1", "-o", "x.T1.json"), "x.T1.json",
-         {"x.T1.json": "{}"}),    # bat hypertune (issue 30) and options files
+         {"x.T1.json": "{}"}),
+    # issue 43, class 2: depth the language sets, numbers past C
+    Case("t1-condition-100000-terms", ("space", "h.T1.json"), "nested too deeply",
+         {"h.T1.json": t1(setitem("ConfigurationSpace.Conditions[0].Expression", "+".join(["grid_width"] * 100_000)
+                                  + " > 0"))}),
+    Case("t1-values-100000-terms", ("import", "h.T1.json"), "TuningParameters[2].Values",
+         {"h.T1.json": t1(setitem("ConfigurationSpace.TuningParameters[2].Values",
+                                  "[" + "+".join(["1"] * 100_000) + "]"))}),
+    Case("t1-values-100000-signs", ("space", "h.T1.json"), "nested too deeply",
+         {"h.T1.json": t1(setitem("ConfigurationSpace.TuningParameters[2].Values", "[" + "-" * 100_000 + "1]"))}),
+    Case("compare-remeasure-past-c", (*BASE, "--remeasure", "1" + "0" * 30), "--remeasure"),
+    Case("analyze-iterations-past-c", ("analyze", "-b", "pnpoly", "--iterations", "1" + "0" * 30, "-o", "an"),
+         "--iterations"),
+    Case("analyze-noise-alpha-nan", ("analyze", "-b", "pnpoly", "--noise-alpha", "nan", "-o", "an"),
+         "--noise-alpha"),
+    Case("verify-random-past-cap", ("verify", "-b", "pnpoly", "--random", "1" + "0" * 30), "--random"),
+    # bat hypertune (issue 30) and options files
     Case("hypertune-undeclared-option", (*HT, "--params", "nosuch"), "'nosuch'"),
     Case("hypertune-range-wrong-type", (*HT, "--range", "population=a:b"), "population"),
     Case("hypertune-range-on-bool", ("hypertune", "-t", "kernel_tuner:pso", "--train", "pnpoly_RTX_3090",

@@ -57,8 +57,10 @@ def verify(
     from bat.cli.inspect_cmd import parse_config
     from bat.core.benchmark import load_benchmark
     from bat.core.errors import TunerError
+    from bat.core.limits import MAX_SOURCE_BYTES, read_text
     from bat.run.profile_one import parse_object
 
+    text = read_text(source, MAX_SOURCE_BYTES) if source else None  # a FIFO or /dev/zero: refused from its stat
     bench = load_benchmark(benchmark)
     problem_size = bench.size(parse_object(size, "--size") if size.strip().startswith("{") else size)
     chosen: list[Selected] = []
@@ -81,7 +83,6 @@ def verify(
         chosen += wider(bench, random, seed)
     if not chosen:
         raise typer.BadParameter("give --config, --first, --random N or --ci")
-    text = source.read_text() if source else None
     is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
     described = session.describe()
     say("[bold]{}[/]: {}", CORRECTNESS_ONLY, described)
