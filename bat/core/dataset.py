@@ -29,6 +29,7 @@ from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from bat.core.space import SearchSpace
 
@@ -162,7 +163,8 @@ class Dataset:
             raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu} lacks columns {missing}")
         bad = set(self.frame["status"].unique()) - {s.value for s in Status}
         if bad:
-            raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu}: unknown statuses {sorted(bad)}")
+            raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu}: unknown statuses "
+                               f"{sorted(bad, key=str)}; valid: {', '.join(s.value for s in Status)}")
 
     # -- views ---------------------------------------------------------------
     @property
@@ -270,12 +272,16 @@ class Dataset:
         if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
             raise DatasetError(f"{path}: metadata 'bat_parameters' is not a JSON list of names")
         params = tuple(params)
-        frame = table.to_pandas()
-        missing = [c for c in (*params, *CORE_COLUMNS) if c not in frame.columns]
+        missing = [c for c in (*params, *CORE_COLUMNS) if c not in table.column_names]
         if missing:
             raise DatasetError(f"{path}: lacks columns {missing} (a dataset has its parameters and "
                                f"{', '.join(CORE_COLUMNS)})")
+        check_column_types(table, params, str(path))
+        frame = table.to_pandas()
         frame["times_ms"] = frame["times_ms"].map(_as_float_list)
+        for column in ("objective_ms", "compile_ms", "benchmark_ms"):
+            frame[column] = frame[column].astype(float)
+        frame["message"] = frame["message"].fillna("")
         loaded = cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
         quarantine.note(str(path), quarantine.count(loaded.meta.extra, frame.get("suspect")))
         return loaded
@@ -312,6 +318,42 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
     "problem_size": (dict,), "input_recipe": (dict,), "extra": (dict,), "partial": (bool,),
     "n_expected": (int, type(None)), "space": (dict, type(None)),
 }
+
+
+def check_column_types(table: pa.Table, parameters: tuple[str, ...], where: str) -> None:
+    """Every column of a dataset read from outside has its type, from the Arrow schema, before any arithmetic.
+
+    status: text without nulls; objective_ms, compile_ms, benchmark_ms and counters: numbers; times_ms: a
+    list of numbers per row; message: text; a parameter: a column of numbers, booleans or text, never a
+    nested value. A column of another type raises DatasetError naming the column and the type found.
+    """
+    import pyarrow.types as pat
+
+    def number(kind: pa.DataType) -> bool:
+        return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_null(kind)
+
+    def text(kind: pa.DataType) -> bool:
+        return pat.is_string(kind) or pat.is_large_string(kind) or pat.is_null(kind) or (
+            pat.is_dictionary(kind) and text(kind.value_type))
+
+    def times(kind: pa.DataType) -> bool:
+        return pat.is_null(kind) or number(kind) or (
+            (pat.is_list(kind) or pat.is_large_list(kind)) and number(kind.value_type))
+
+    def scalar(kind: pa.DataType) -> bool:
+        return number(kind) or text(kind) or pat.is_boolean(kind)
+
+    expected = {"status": ("text", text), "message": ("text", text), "times_ms": ("a list of numbers", times),
+                **{c: ("numbers", number) for c in ("objective_ms", "compile_ms", "benchmark_ms")},
+                **{c: ("numbers", number) for c in counter_columns(table.column_names)},
+                **{c: ("numbers, booleans or text", scalar) for c in parameters}}
+    for column, (what, accepts) in expected.items():
+        kind = table.schema.field(column).type
+        if not accepts(kind):
+            raise DatasetError(f"{where}: column {column!r} holds {kind}; a dataset's {column} holds {what}")
+    if table.column("status").null_count:
+        raise DatasetError(f"{where}: column 'status' has {table.column('status').null_count} empty rows; "
+                           f"each row has one of {', '.join(s.value for s in Status)}")
 
 
 def _unstorable(frame: Any) -> str:
