@@ -55,14 +55,20 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bat.core.errors import SpaceSpecError
+
+if TYPE_CHECKING:
+    import regex
 
 #: Placeholder naming the benchmark's directory (where its sources lie).
 DIR_PLACEHOLDER = "dir"
 #: Milliseconds per unit of a regex-read objective.
 UNITS_MS: dict[str, float] = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
+#: Seconds the objective regex may spend on one run's output (a pattern that backtracks catastrophically,
+#: ``^(a+)+$``, would otherwise take minutes on a short line); the ``regex`` engine checks the limit.
+REGEX_TIMEOUT_S = 1.0
 #: Time limits (seconds) of the steps that a section does not set.
 DEFAULT_LIMITS_S: dict[str, float] = {"compile": 120.0, "run": 60.0, "verify": 60.0}
 DEFAULT_REPEATS = 3
@@ -116,7 +122,7 @@ def check_value(name: str, text: str, where: str) -> None:
 class Objective:
     """How to read the time of one run: a regex capture (in ``unit``) or the run's wall time."""
 
-    pattern: re.Pattern[str] | None  # None: wall time of the run command
+    pattern: regex.Pattern[str] | None  # None: wall time of the run command
     unit: str = "ms"
 
     @property
@@ -131,7 +137,11 @@ class Objective:
     def read_ms(self, output: str) -> float:
         """The time in ms from a run's standard output (last match wins); ValueError if none."""
         assert self.pattern is not None, "wall-time objectives are measured, not read"
-        matches = self.pattern.findall(output)
+        try:
+            matches = [m.group(1) or "" for m in self.pattern.finditer(output, timeout=REGEX_TIMEOUT_S)]
+        except TimeoutError:
+            raise ValueError(f"objective regex /{self.pattern.pattern}/ took over {REGEX_TIMEOUT_S:g} s on "
+                             f"{len(output)} characters of output (it backtracks); write a simpler one") from None
         if not matches:
             raise ValueError(f"no match for objective regex /{self.pattern.pattern}/ in the output")
         text = matches[-1]
@@ -374,9 +384,11 @@ def _parse_objective(raw: Any, where: str) -> Objective:
         raise SpaceSpecError(f"{where}.unit: {unit!r} is not one of {', '.join(UNITS_MS)}")
     if not isinstance(raw["regex"], str):
         raise SpaceSpecError(f"{where}.regex: expected a string")
+    import regex  # a time limit per search (the standard re has none); only a command benchmark needs it
+
     try:
-        pattern = re.compile(raw["regex"])
-    except re.error as exc:
+        pattern = regex.compile(raw["regex"])
+    except regex.error as exc:
         raise SpaceSpecError(f"{where}.regex: not a regular expression: {exc}") from None
     if pattern.groups != 1:
         raise SpaceSpecError(f"{where}.regex: needs exactly one capture group, has {pattern.groups}")
