@@ -24,17 +24,17 @@ def check(
     loaded: list[Dataset] = []
     for item in datasets:
         if item.endswith(".parquet") or Path(item).is_file():
-            loaded.append(Dataset.load(item))
+            loaded.append(Dataset.load(item, as_recorded=True))
         elif "/" in item:
             bench, gpu = item.split("/", 1)
-            loaded.append(Dataset.load(find_dataset(bench, gpu).path))
+            loaded.append(Dataset.load(find_dataset(bench, gpu).path, as_recorded=True))
         else:
             entries = [e for e in dataset_entries() if e.meta.benchmark == item]
             if not entries:
                 find_dataset(item)  # raises the error that lists the benchmarks with data
-            loaded.extend(Dataset.load(e.path) for e in entries)
+            loaded.extend(Dataset.load(e.path, as_recorded=True) for e in entries)
     if not datasets:
-        loaded = [Dataset.load(e.path) for e in dataset_entries()]
+        loaded = [Dataset.load(e.path, as_recorded=True) for e in dataset_entries()]
     flagged = 0
     peers: dict[str, list] = {}
     found = []

@@ -26,6 +26,7 @@ from bat.core.atomic import publish
 from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
 from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError
 from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
+from bat.core.suspect import quarantine_rows, suspect_reasons
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -192,7 +193,9 @@ class Dataset:
         """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use."""
         if self._index is None:
             keys = zip(*(self.frame[p].map(_plain).tolist() for p in self.parameters), strict=True)
-            self._index = {k: i for i, k in enumerate(keys)}
+            self._index = {}
+            for i, k in enumerate(keys):  # a configuration twice: its first row (a repeat is quarantined)
+                self._index.setdefault(k, i)
         return self._index.get(tuple(_plain(config[p]) for p in self.parameters))
 
     def configs(self) -> pd.DataFrame:
@@ -250,7 +253,11 @@ class Dataset:
         return publish(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"), overwrite=overwrite)
 
     @classmethod
-    def load(cls, path: str | Path) -> Dataset:
+    def load(cls, path: str | Path, *, as_recorded: bool = False) -> Dataset:
+        """The dataset in ``path``, every column typed (check_column_types). Rows no GPU can produce that the
+        file still holds (bat.core.suspect: a time <= 0, NaN or infinite, a configuration twice) are
+        quarantined, and every output drawn on it says so (bat.core.quarantine); ``as_recorded`` keeps them
+        as the file has them (``bat check``, which reports them)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -282,6 +289,9 @@ class Dataset:
         for column in ("objective_ms", "compile_ms", "benchmark_ms"):
             frame[column] = frame[column].astype(float)
         frame["message"] = frame["message"].fillna("")
+        reasons = suspect_reasons(frame, params)
+        if not as_recorded and (reasons != "").any():
+            frame = quarantine_rows(frame, reasons)
         loaded = cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
         quarantine.note(str(path), quarantine.count(loaded.meta.extra, frame.get("suspect")))
         return loaded
