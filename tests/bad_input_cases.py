@@ -510,6 +510,8 @@ CASES: list[Case] = [
     Case("t1-values-100000-signs", ("space", "h.T1.json"), "nested too deeply",
          {"h.T1.json": t1(setitem("ConfigurationSpace.TuningParameters[2].Values", "[" + "-" * 100_000 + "1]"))}),
     Case("compare-remeasure-past-c", (*BASE, "--remeasure", "1" + "0" * 30), "--remeasure"),
+    Case("compare-success-infinite", (*BASE, "--success", "inf"), "--success"),
+    Case("compare-success-huge", (*BASE, "--success", "1e300"), "--success"),
     Case("analyze-iterations-past-c", ("analyze", "-b", "pnpoly", "--iterations", "1" + "0" * 30, "-o", "an"),
          "--iterations"),
     Case("analyze-noise-alpha-nan", ("analyze", "-b", "pnpoly", "--noise-alpha", "nan", "-o", "an"),

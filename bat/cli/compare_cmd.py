@@ -78,7 +78,7 @@ def compare(
                                                          "always: the summary embeds it)."),
     success: str = typer.Option("noise", "--success",
                                 help="A successful run holds a configuration in the noise-aware optimum set "
-                                     "(noise), or within RATIO x the best recorded time (e.g. 1.05)."),
+                                     "(noise), or within RATIO x the best recorded time (e.g. 1.05; at most 10)."),
     noise: str = typer.Option("none", "--noise",
                               help="Replay: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
