@@ -36,8 +36,9 @@ def suspect_reasons(frame: pd.DataFrame, parameters: Sequence[str]) -> pd.Series
     rows = np.repeat(np.arange(len(times)), lengths)[~(np.isfinite(flat) & (flat > 0))]
     bad_times = ok & (np.bincount(rows, minlength=len(times)) > 0) & (reasons == "").to_numpy()
     reasons[bad_times] = "times_ms holds a time that is not positive and finite"
-    repeated = frame.duplicated(subset=list(parameters), keep="first").to_numpy()
-    reasons[repeated & (reasons == "").to_numpy()] = "a repeat of a configuration already in the file"
+    if parameters:  # pandas refuses an empty subset; with no parameter there is no configuration to repeat
+        repeated = frame.duplicated(subset=list(parameters), keep="first").to_numpy()
+        reasons[repeated & (reasons == "").to_numpy()] = "a repeat of a configuration already in the file"
     return reasons
 
 
