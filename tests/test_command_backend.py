@@ -194,7 +194,8 @@ def test_unknown_placeholder_is_rejected_at_load_naming_file_and_key(tmp_path):
 def test_shell_metacharacters_in_values_run_nothing(tmp_path, scratch):
     values = [f"x; touch {tmp_path}/pwned1", f"$(touch {tmp_path}/pwned2)",
               f"`touch {tmp_path}/pwned3`", f"a' && touch {tmp_path}/pwned4 '"]
-    command = {"run": "printf 'got=%s\\n' {S}", "objective": "wall", "repeats": 1, "free_text": ["S"]}
+    command = {"run": "printf 'got=%s\\n' {S}", "objective": "wall", "repeats": 1, "free_text": ["S"],
+               "data": {"run": [2]}}
     bench = load_benchmark(write_bench(tmp_path, command, [{"name": "S", "values": values}]))
     backend = command_backend(bench)
     for v in values:

@@ -41,9 +41,11 @@ must match ``SAFE_VALUE``: letters, digits and ``_ . , + -``, which is code
 in no language a program could read it as. This is checked for every value
 of the space when the benchmark is loaded and again for every value when a
 command is built. A parameter the section lists under ``free_text`` may hold
-any text: the risk, stated in docs/RELIABILITY.md, is that a program reading
-its argument as code (``awk``, ``gdb -ex``, ``node -e``) runs that value;
-the interpreter check above remains as a second line. ``{dir}`` is a path
+any text, and reaches a program only as a whole argument at a position the
+section declares as data (``"data": {"run": [2]}``); anywhere else it is
+refused when the benchmark is loaded, whatever the program (the model and
+its limits: docs/RELIABILITY.md); the interpreter check above remains as a
+second line. ``{dir}`` is a path
 chosen by whoever runs BAT, not a value of the space, and is not
 allow-listed.
 """
@@ -73,7 +75,7 @@ REGEX_TIMEOUT_S = 1.0
 DEFAULT_LIMITS_S: dict[str, float] = {"compile": 120.0, "run": 60.0, "verify": 60.0}
 DEFAULT_REPEATS = 3
 
-_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s", "free_text")
+_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s", "free_text", "data")
 #: A value substituted into a command (see the module docstring); the whole text must match.
 SAFE_VALUE = re.compile(r"[A-Za-z0-9_.,+-]*")
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -352,6 +354,8 @@ def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: st
     run = template("run")
     assert run is not None
     free = _parse_free_text(raw.get("free_text", []), frozenset(known), f"{where}.free_text")
+    _check_data_positions(raw.get("data", {}), {k: template(k) for k in ("compile", "run", "verify")}, free,
+                          f"{where}.data")
     used = frozenset().union(*(t.names for t in (run, template("compile"), template("verify")) if t))
     for name in sorted(used - free - {DIR_PLACEHOLDER}):
         for value in (values or {}).get(name, ()):
@@ -371,6 +375,41 @@ def _parse_free_text(raw: Any, known: frozenset[str], where: str) -> frozenset[s
     if unknown := sorted(set(raw) - known):
         raise SpaceSpecError(f"{where}: {unknown[0]!r} is not a parameter, problem-size key or constant")
     return frozenset(raw)
+
+
+def _check_data_positions(raw: Any, templates: Mapping[str, Template | None], free: frozenset[str],
+                          where: str) -> None:
+    """A ``free_text`` value reaches a program only as a whole argument, at a position the section declares as
+    data (``"data": {"run": [2]}``: argument 2 of the run command, the program being 0); any other use of it,
+    a declared position that holds no free-text placeholder, or a step without a template, is refused."""
+    if not isinstance(raw, dict):
+        raise SpaceSpecError(f"{where}: expected an object of argument positions per step, e.g. {{\"run\": [2]}}")
+    for step, positions in raw.items():
+        if templates.get(step) is None:
+            raise SpaceSpecError(f"{where}.{step}: no {step} command to declare positions of")
+        if not isinstance(positions, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                      for i in positions):
+            raise SpaceSpecError(f"{where}.{step}: expected a list of argument positions (integers)")
+    for step, template in templates.items():
+        if template is None:
+            continue
+        declared = set(raw.get(step, []))
+        if stray := sorted(declared - set(range(len(template.argv)))):
+            raise SpaceSpecError(f"{where}.{step}: position {stray[0]} is past the last argument of "
+                                 f"`{template.text}`")
+        for i, word in enumerate(template.argv):
+            names = {part for is_name, part in word if is_name} & free
+            whole = len(word) == 1 and word[0][0] and word[0][1] in free
+            if i in declared and (i == 0 or not whole):
+                raise SpaceSpecError(f"{where}.{step}: argument {i} ({_show(word)!r}) is not a free-text "
+                                     "placeholder standing alone; only such an argument (never the program) is data")
+            if names and not (whole and i in declared):
+                name = sorted(names)[0]
+                raise SpaceSpecError(
+                    f"{where}.{step}: the free-text value {{{name}}} is in argument {i} ({_show(word)!r}) of "
+                    f"`{template.text}`, which the section does not declare as data; a free-text value reaches a "
+                    f"program only as a whole argument at a declared position: \"data\": {{\"{step}\": [{i}]}}, "
+                    "and only where that program reads the argument as data, never as code")
 
 
 def _parse_objective(raw: Any, where: str) -> Objective:
