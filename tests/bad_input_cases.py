@@ -509,6 +509,12 @@ CASES: list[Case] = [
                                   "[" + "+".join(["1"] * 100_000) + "]"))}),
     Case("t1-values-100000-signs", ("space", "h.T1.json"), "nested too deeply",
          {"h.T1.json": t1(setitem("ConfigurationSpace.TuningParameters[2].Values", "[" + "-" * 100_000 + "1]"))}),
+    # issue 43, class 3: a negative size, in a space file or on the command line
+    Case("space-size-negative", ("space", "s.json"), "problem_size.n_points",
+         {"s.json": space(lambda raw: raw["problem_size"].__setitem__("n_points", -5))}),
+    Case("space-small-size-zero", ("space", "s.json"), "small_problem_size.n_points",
+         {"s.json": space(lambda raw: raw.setdefault("small_problem_size", {}).__setitem__("n_points", 0))}),
+    Case("verify-size-negative", ("verify", "-b", "pnpoly", "--first", "--size", '{"n_points": -5}'), "n_points"),
     Case("compare-remeasure-past-c", (*BASE, "--remeasure", "1" + "0" * 30), "--remeasure"),
     Case("compare-noise-without-repeats", ("compare", "-t", "reference:random", "-d", DS, "--budgets", "5",
                                            "--repeats", "1", "--noise", "bootstrap", "--no-plots", "-o", "cmp"),
