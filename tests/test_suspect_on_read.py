@@ -57,3 +57,13 @@ def test_loading_quarantines_and_as_recorded_keeps(tmp_path):
     assert list(row["status"]) == ["missing"] and math.isnan(row["objective_ms"].iloc[0])
     assert row["suspect_objective_ms"].iloc[0] == -21.28
     assert (suspect_reasons(recorded.frame, recorded.parameters) != "").sum() == 1
+
+
+def test_an_export_writes_no_suspect_time_and_says_why(tmp_path, monkeypatch, capsys):
+    """``bat export`` wrote a negative time to the T4 file without a word."""
+    _write(tmp_path, -21.28)
+    assert run_in(tmp_path, monkeypatch, ["export", DS, "--to", "t4", "-o", "x.T4.json"]) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith("quarantined: ") and DS in line for line in out.splitlines())
+    text = (tmp_path / "x.T4.json").read_text()
+    assert "-21.28" not in text
