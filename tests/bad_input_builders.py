@@ -63,6 +63,19 @@ def parquet_without(column: str) -> Builder:
     return build
 
 
+def parquet_column(column: str, value: Any) -> Builder:
+    """The pnpoly dataset with every row of ``column`` set to ``value`` (any Arrow type), its metadata kept."""
+    def build(path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(PNPOLY_DATA)
+        values = value(table.num_rows) if callable(value) else [value] * table.num_rows
+        changed = table.set_column(table.schema.get_field_index(column), column, pa.array(values))
+        pq.write_table(changed.replace_schema_metadata(table.schema.metadata), path)
+    return build
+
+
 def cache(change: Callable[[dict[str, Any]], Any] = lambda c: None, *, gz: bool = False,
           truncate: int | None = None) -> Builder:
     """The pnpoly data as a Kernel Tuner cache, changed, optionally gzip-compressed and cut short."""

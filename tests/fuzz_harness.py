@@ -45,9 +45,13 @@ WALL_LIMIT_S = 300.0
 #: (``/proc/self/clear_refs``), so each example has its own peak
 MEMORY_GROWTH_LIMIT_MB = 300
 
+#: issue 43: texts past the language's own depth (a 100,000-term expression, 100,000 signs) and a regex that
+#: backtracks, wherever a mutation puts them (a constraint, a T1 value list or condition, an objective regex)
+DEEP_TEXTS = ["+".join(["x"] * 100_000), "-" * 100_000 + "1", "[" + "1+" * 50_000 + "1]", "^(a|aa)+$"]
 SCALARS = (st.none() | st.booleans() | st.integers(-(10**40), 10**40) | st.floats(allow_nan=True)
            | st.text(max_size=12) | st.sampled_from(["", "0", "-1", "1e309", "NaN", "[/]", "$\\x$", "a\nb", "ﬁ",
-                                                      "status", "x" * 300, "../../x", "{X}", "$(id)"]))
+                                                      "status", "x" * 300, "../../x", "{X}", "$(id)",
+                                                      *DEEP_TEXTS]))
 JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
                     | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
 PATHOLOGICAL = [b"[" * 100_000, b"[" * 5000 + b"]" * 5000, b"1" * 6000, b"NaN", b"-Infinity", b"1e400",
@@ -428,9 +432,11 @@ def _check_options(argv: list[str], folder: Path) -> None:
 RUN_OPTIONS = {"-n": ["5", "0", "-1", "1e3", "nan", "", "99999999999999999999"],
                "--seed": ["0", "-1", "x", "1" * 40], "--time-budget": ["0.5", "0", "inf", "nan", "-1", "1e400"],
                "--gpu": ["RTX_3090", "H100", "[/]", "../x", ""], "--backend": ["replay", "auto", "nope", ""],
-               "--noise": ["none", "repeats", "x"], "-O": ["x=1", "=", "a", "seed=" + "9" * 50]}
+               "--noise": ["none", "repeats", "x", "bootstrap"], "-O": ["x=1", "=", "a", "seed=" + "9" * 50],
+               "--tuner-charge": ["0.1", "1" + "0" * 30, "inf"]}
 COMPARE_OPTIONS = {"--budgets": ["5", ",,", "5,", "0", "-3", "a", "100001"], "--gpus": ["RTX_3090", ",", "[/]"],
-                   "--repeats": ["1", "0", "-1", "x", "9999999"],
+                   "--repeats": ["1", "0", "-1", "x", "9999999"], "--remeasure": ["1", "1" + "0" * 30],
+                   "--success": ["noise", "1.05", "inf", "1e300", "nan"],
                    "-t": ["reference:random", "a b=reference:random,a_b=x", ","]}
 
 

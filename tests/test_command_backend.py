@@ -194,7 +194,8 @@ def test_unknown_placeholder_is_rejected_at_load_naming_file_and_key(tmp_path):
 def test_shell_metacharacters_in_values_run_nothing(tmp_path, scratch):
     values = [f"x; touch {tmp_path}/pwned1", f"$(touch {tmp_path}/pwned2)",
               f"`touch {tmp_path}/pwned3`", f"a' && touch {tmp_path}/pwned4 '"]
-    command = {"run": "printf 'got=%s\\n' {S}", "objective": "wall", "repeats": 1, "free_text": ["S"]}
+    command = {"run": "printf 'got=%s\\n' {S}", "objective": "wall", "repeats": 1, "free_text": ["S"],
+               "data": {"run": [2]}}
     bench = load_benchmark(write_bench(tmp_path, command, [{"name": "S", "values": values}]))
     backend = command_backend(bench)
     for v in values:
@@ -297,3 +298,16 @@ def test_record_writes_an_ordinary_dataset_with_provenance(tmp_path, scratch):
     assert meta.toolkit and meta.date and not meta.partial
     assert not out.with_name(out.name + ".journal.jsonl").exists()
     assert list(scratch.iterdir()) == []
+
+
+def test_a_backtracking_objective_regex_is_stopped_by_its_time_limit():
+    """Issue 43, class 4: ``^(a|aa)+$`` on 41 characters backtracks for minutes in the standard ``re``."""
+    from bat.core.commandspec import REGEX_TIMEOUT_S
+
+    spec = parse_command_section({"run": "./p", "objective": {"regex": "^(a|aa)+$"}}, {"X"}, "bench.json")
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"took over .* s on 41 characters"):
+        spec.objective.read_ms("a" * 40 + "!")
+    assert time.perf_counter() - start < 10 * REGEX_TIMEOUT_S
+    with pytest.raises(ValueError, match="not a number"):  # a short output still matches at once
+        spec.objective.read_ms("aaaa")

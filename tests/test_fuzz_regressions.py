@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from bad_input_builders import PNPOLY_DATA
 from fuzz_harness import cache_base, dataset_meta_base, ktt_base, run_cli, t4_base
 
 from bat.core.dataset import _META_TYPES, DatasetMeta
@@ -146,3 +147,17 @@ def test_a_budget_beyond_the_space_scores_both_axes() -> None:
     assert len(base.values) == 4092 and seconds == pytest.approx(4092 * base.mean_cost)
     band, whole = random_bands(large)[("pnpoly", "RTX_3090")], random_bands(small)[("pnpoly", "RTX_3090")]
     assert band.shape == (100_000, 3) and (band[:4092] == whole).all() and (band[4092:] == whole[-1]).all()
+
+
+def test_a_dataset_without_parameters_loads(tmp_path: Path) -> None:
+    """Found by the fuzzer after issue 43's read-time quarantine: ``bat_parameters`` of ``[]`` reached pandas'
+    duplicate check with an empty subset (a ValueError)."""
+    import pyarrow.parquet as pq
+
+    from bat.core.dataset import Dataset
+
+    table = pq.read_table(PNPOLY_DATA)
+    meta = dict(table.schema.metadata)
+    meta[b"bat_parameters"] = b"[]"
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "d.parquet")
+    assert Dataset.load(tmp_path / "d.parquet").parameters == ()

@@ -9,7 +9,7 @@ import pytest
 from bat.backends.replay import ReplayBackend
 from bat.core.costs import recorded_costs
 from bat.core.dataset import Dataset, DatasetMeta, make_frame
-from bat.core.errors import BackendError, UnknownNameError
+from bat.core.errors import BackendError, DatasetError, UnknownNameError
 from bat.run.targets import TargetRequest, make_target, replay_target
 
 
@@ -69,9 +69,11 @@ def test_noise_draws_from_recorded_repeats_reproducibly_and_order_independently(
 
 
 def test_single_repeat_falls_back_to_the_objective_and_bad_modes_are_named():
-    ds = _dataset([{"x": 1, "objective_ms": 2.0, "times_ms": [2.5]}])
+    ds = _dataset([{"x": 1, "objective_ms": 2.0, "times_ms": [2.5]},
+                   {"x": 2, "objective_ms": 3.0, "times_ms": [3.0, 3.1]}])
     b = ReplayBackend(ds, noise="repeat", noise_seed=3)
     assert b.evaluate({"x": 1}).objective_ms == 2.0 and b.noise_fallbacks == 1
+    assert "1 of 2 ok configurations have fewer than two recorded times" in b.describe()
     with pytest.raises(UnknownNameError, match="replay noise mode 'loud'"):
         ReplayBackend(ds, noise="loud")
     with pytest.raises(UnknownNameError, match="replay noise mode"):
@@ -82,3 +84,14 @@ def test_noise_needs_the_replay_backend():
     with pytest.raises(BackendError, match="only the replay backend"):
         make_target("benchmarks/matmul_c/space.json", backend="command",
                     request=TargetRequest(noise="repeat"))
+
+
+@pytest.mark.parametrize("mode", ["repeat", "bootstrap"])
+def test_a_noise_mode_on_data_without_repeats_is_refused(mode):
+    """Issue 43, class 5: the recorded objective under the name of noise, with no note, is refused."""
+    ds = _dataset([{"x": 1, "objective_ms": 2.0, "times_ms": [2.5]}, {"x": 2, "objective_ms": 3.0}])
+    with pytest.raises(DatasetError, match=f"--noise {mode}: dataset toy/G records fewer than two times"):
+        ReplayBackend(ds, noise=mode)
+    with pytest.raises(DatasetError, match="nothing to draw from"):
+        ReplayBackend(ds).with_noise(mode, 1)
+    assert "fewer than two" not in ReplayBackend(ds).describe()

@@ -49,7 +49,8 @@ def test_values_in_the_alphabet_are_accepted_and_reach_the_program_as_they_are(t
 def test_free_text_admits_any_value_and_the_interpreter_check_stays(tmp_path) -> None:
     from bat.core.benchmark import load_benchmark
 
-    bench = load_benchmark(tmp_path / space(tmp_path, "printf %s {X}", ["a b", "$(id)"], free_text=["X"]))
+    bench = load_benchmark(tmp_path / space(tmp_path, "printf %s {X}", ["a b", "$(id)"], free_text=["X"],
+                                            data={"run": [2]}))
     assert bench.command_spec.run.render({"X": "$(id)"}, bench.command_spec.free_text) == ["printf", "%s", "$(id)"]
     with pytest.raises(SpaceSpecError, match="parsed as code"):
         load_benchmark(tmp_path / space(tmp_path, "sh -c 'echo {X}'", ["a"], free_text=["X"]))
@@ -80,3 +81,38 @@ def test_render_refuses_every_value_outside_the_alphabet(value: str) -> None:
 @pytest.mark.parametrize("value", CODE_VALUES)
 def test_no_listed_code_value_is_in_the_alphabet(value: str) -> None:
     assert not SAFE_VALUE.fullmatch(value) or value == ""
+
+
+@pytest.mark.parametrize("run", INTERPRETERS)
+def test_a_free_text_value_reaches_no_position_the_section_does_not_declare_as_data(run, tmp_path) -> None:
+    """Issue 43, class 6: the model, not a list of programs. A free-text value is passed only as a whole
+    argument at a position the command section declares as data; each of the 15 programs that run an argument
+    as code is refused without that declaration, whatever its name."""
+    from bat.core.benchmark import load_benchmark
+
+    with pytest.raises(SpaceSpecError, match=r"command\.data\.run: the free-text value \{X\}"):
+        load_benchmark(tmp_path / space(tmp_path, run, ["a b"], free_text=["X"]))
+
+
+@pytest.mark.parametrize(("run", "data", "says"), [
+    ("make -f m --eval={X}", {"run": [3]}, "not a free-text placeholder standing alone"),
+    ("cc -DX={X} p.c", {"run": [1]}, "not a free-text placeholder standing alone"),
+    ("{X} a", {"run": [0]}, "never the program"),
+    ("printf %s {X}", {"run": [7]}, "past the last argument"),
+    ("printf %s {X}", {"compile": [1]}, "no compile command"),
+    ("printf %s {X}", {"run": ["2"]}, "integers"),
+    ("printf %s {X}", [2], "expected an object"),
+])
+def test_a_data_declaration_names_whole_free_text_arguments_only(run, data, says, tmp_path) -> None:
+    from bat.core.benchmark import load_benchmark
+
+    with pytest.raises(SpaceSpecError, match=r"command\.data") as info:
+        load_benchmark(tmp_path / space(tmp_path, run, ["a b"], free_text=["X"], data=data))
+    assert says in str(info.value)
+
+
+def test_an_allow_listed_value_needs_no_declaration(tmp_path) -> None:
+    from bat.core.benchmark import load_benchmark
+
+    bench = load_benchmark(tmp_path / space(tmp_path, "cc -DX={X} p.c", ["a", "1.5"]))
+    assert bench.command_spec.run.render({"X": "1.5"}) == ["cc", "-DX=1.5", "p.c"]

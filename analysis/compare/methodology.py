@@ -48,6 +48,10 @@ from bat.core.dataset import Dataset
 AXES = ("evaluations", "time")
 
 
+#: the loosest --success ratio: a run within 10x the best recorded time (a larger one says nothing of a tuner)
+MAX_SUCCESS_RATIO = 10.0
+
+
 def parse_success(text: str) -> str:
     """``noise`` or a ratio > 1 (as text), the definition of a successful run."""
     if text == "noise":
@@ -56,8 +60,9 @@ def parse_success(text: str) -> str:
         ratio = float(text)
     except ValueError:
         ratio = 0.0
-    if not ratio > 1.0:
-        raise CampaignError(f"--success must be 'noise' or a ratio above 1 such as 1.05, got {text!r}")
+    if not 1.0 < ratio <= MAX_SUCCESS_RATIO:  # inf, or 1e300, would count every run a success
+        raise CampaignError(f"--success must be 'noise' or a ratio above 1 and at most {MAX_SUCCESS_RATIO:g} "
+                            f"such as 1.05, got {text!r}")
     return f"{ratio:g}"
 
 

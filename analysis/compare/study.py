@@ -120,6 +120,18 @@ def figure_processes(workers: int, scheduler: str | None) -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def check_noise_data(campaign: Campaign) -> None:
+    """A replay noise mode has repeated times to draw from in every target (ReplayBackend refuses data without
+    any), checked before the folder's lock and run store are made."""
+    if campaign.noise == "none":
+        return
+    from bat.run.targets import replay_target
+
+    for bench, gpu in campaign.targets:
+        path = campaign.dataset_for(bench, gpu)
+        replay_target(bench, gpu, path=Path(path) if path else None, noise=campaign.noise).backend.close()
+
+
 def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None = None, alpha: float = 0.05,
             cles_threshold: float = 0.4, success: str = "noise", workers: int = 1, scheduler: str | None = None,
             plots: bool = True, progress: Callable[[int, int], None] | None = None) -> Comparison:
@@ -128,6 +140,7 @@ def compare(campaign: Campaign, out: str | Path, *, baseline: str | Path | None 
     base = load_baseline(baseline) if baseline else None  # and a baseline that could not gate this campaign
     gated = check_overlap(campaign, base, str(baseline)) if base is not None else []
     out = check_output_folder(Path(out), what="--out")
+    check_noise_data(campaign)
     check_store(campaign, out)  # a damaged run store is refused before the lock file is made
     with FolderLock(out, "--out"):  # a second campaign on this folder fails naming this one
         parallel = campaign.backend != "live" and (workers > 1 or scheduler is not None)

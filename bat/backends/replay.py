@@ -15,7 +15,8 @@ on (``noise_seed``, the configuration's row), so it is reproducible whatever
 the order of evaluation, and two tuners run with the same seed see the same
 noisy value for the same configuration. A configuration with fewer than two
 recorded times returns its recorded objective (``noise_fallbacks`` counts
-those answers).
+those answers, and ``describe`` says how many there are); a dataset with no
+configuration of two or more recorded times is refused for a noise mode.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 from bat.core.costs import RecordedCosts, recorded_costs
 from bat.core.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
-from bat.core.errors import UnknownNameError
+from bat.core.errors import DatasetError, UnknownNameError
 from bat.core.problem import EvalResult
 
 #: noise mode -> what an evaluation returns as its objective
@@ -57,15 +58,28 @@ class ReplayBackend:
         self._message = frame["message"].to_list()
         self._extra = frame[self._extra_cols].to_numpy(dtype=float) if self._extra_cols else None
         self.missing = 0
-        self.noise, self.noise_seed = _check_noise(noise), int(noise_seed)
+        ok = self._status == Status.OK.value
+        self._ok_rows = int(ok.sum())
+        self._repeated_rows = sum(len(self._times[i]) >= 2 for i in np.flatnonzero(ok))
+        self.noise, self.noise_seed = self._check_noise(noise), int(noise_seed)
         self.noise_fallbacks = 0
 
     def with_noise(self, noise: str, seed: int) -> ReplayBackend:
         """The same data with another noise mode and seed (arrays shared, counters reset)."""
         other = copy.copy(self)
-        other.noise, other.noise_seed = _check_noise(noise), int(seed)
+        other.noise, other.noise_seed = other._check_noise(noise), int(seed)
         other.missing = other.noise_fallbacks = 0
         return other
+
+    def _check_noise(self, noise: str) -> str:
+        """``noise``, a known mode with something to draw from: a dataset without any configuration of two or more
+        recorded times would replay its recorded objective under the name of noise (DatasetError)."""
+        if noise not in NOISE_MODES:
+            raise UnknownNameError("replay noise mode", noise, list(NOISE_MODES))
+        if noise != "none" and self._ok_rows and not self._repeated_rows:
+            raise DatasetError(f"--noise {noise}: dataset {self.dataset.name} records fewer than two times for "
+                               "every configuration, so there is nothing to draw from; replay it without --noise")
+        return noise
 
     def describe(self) -> str:
         m = self.dataset.meta
@@ -73,6 +87,9 @@ class ReplayBackend:
         when = f", measured {m.date}" if m.date else ""
         noisy = (f"; objective = {NOISE_MODES[self.noise]} (seed {self.noise_seed})"
                  if self.noise != "none" else "")
+        if self.noise != "none" and self._repeated_rows < self._ok_rows:
+            noisy += (f"; {self._ok_rows - self._repeated_rows} of {self._ok_rows} ok configurations have fewer "
+                      "than two recorded times and answer with their recorded objective")
         return f"replaying {len(self.dataset.frame)} recorded configurations of {m.benchmark} on {where}{when}{noisy}"
 
     def lookup(self, config: Mapping[str, Any]) -> int | None:
@@ -115,10 +132,6 @@ class ReplayBackend:
         """Nothing to release."""
 
 
-def _check_noise(noise: str) -> str:
-    if noise not in NOISE_MODES:
-        raise UnknownNameError("replay noise mode", noise, list(NOISE_MODES))
-    return noise
 
 
 def _num(v: float) -> float | None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from bat.cli.options import MAX_ITERATIONS, MAX_REPEATS, MAX_SEED, open_unit
 from bat.cli.output import document, progress, say
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def analyze(
     convergence: str = typer.Option("median", "--convergence",
                                     help="Convergence and n90/n95 definition: median (the paper's) or mean; "
                                          "both are in results.json."),
-    noise_alpha: float = typer.Option(0.05, "--noise-alpha", min=0.0, max=1.0,
+    noise_alpha: float = typer.Option(0.05, "--noise-alpha", min=0.0, max=1.0, callback=open_unit,
                                       help="Level of the test for the noise-aware optimum."),
     variant: str = typer.Option("published", "--centrality", help="Centrality variant: published or valid."),
     neighbourhood: str = typer.Option("adjacent", "--neighbourhood", help="FFG neighbourhood: adjacent or hamming."),
@@ -48,11 +49,12 @@ def analyze(
                                         help="PageRank stopping rule: auto (the paper's where it gives a value, "
                                              "l1 elsewhere), l1 (residual <= 1e-9) or networkx (the paper's)."),
     no_importance: bool = typer.Option(False, "--no-importance", help="Skip the CatBoost PFI (the slow step)."),
-    iterations: int = typer.Option(300, "--iterations", min=1, help="CatBoost iterations per model."),
-    repeats: int = typer.Option(3, "--repeats", min=2, help="Shuffles per parameter for PFI."),
+    iterations: int = typer.Option(300, "--iterations", min=1, max=MAX_ITERATIONS,
+                                   help="CatBoost iterations per model."),
+    repeats: int = typer.Option(3, "--repeats", min=2, max=MAX_REPEATS, help="Shuffles per parameter for PFI."),
     traces: list[Path] = typer.Option(None, "--trace", help="Tuner trace files: convergence curves and the "
                                                            "methodology score of each tuner."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the models and shuffles."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED, help="Seed of the models and shuffles."),
     force: bool = typer.Option(False, "--force", help="Replace the report of an earlier run in --out."),
     formats: str = typer.Option("png,svg", "--format",
                                 help="Figure formats, comma-separated: png, svg, pdf (PNG always: the report "

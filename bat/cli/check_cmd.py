@@ -40,7 +40,7 @@ def check(
             paths.extend(e.path for e in entries)
     if not datasets:
         paths = [e.path for e in dataset_entries()]
-    chosen = [(str(p), Dataset.load(p)) for p in paths]
+    chosen = [(str(p), Dataset.load(p, as_recorded=True)) for p in paths]
     wanted = {g.strip() for item in gpus or [] for g in item.split(",") if g.strip()}
     if wanted:
         unknown = wanted - {ds.meta.gpu for _, ds in chosen}

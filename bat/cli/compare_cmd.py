@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.cli.options import finite
+from bat.cli.options import MAX_REPEATS, MAX_SECONDS, MAX_SEED, MAX_WORKERS, finite
 from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
@@ -47,9 +47,10 @@ def compare(
                                                   "default GPU)."),
     budgets: str = typer.Option(None, "--budgets", help="Comma-separated evaluation budgets "
                                                         "(default 25,50,100,200,400)."),
-    repeats: int = typer.Option(None, "--repeats", "-r", min=1, help="Runs per cell, each with its own seed "
+    repeats: int = typer.Option(None, "--repeats", "-r", min=1, max=MAX_REPEATS,
+                                help="Runs per cell, each with its own seed "
                                                                       "(default 10; --study transfer: 20)."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Campaign seed (run seeds derive from it)."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED, help="Campaign seed (run seeds derive from it)."),
     out: Path = typer.Option(Path("compare-out"), "--out", "-o",
                              help="Output folder; finished runs (OUT/runs.sqlite) are reused on a rerun."),
     baseline: Path = typer.Option(None, "--baseline", help="results.json of an earlier run: exit 3 when a "
@@ -59,7 +60,7 @@ def compare(
     cles_threshold: float = typer.Option(0.4, "--cles-threshold", min=0.0, max=1.0, callback=finite,
                                          help="Gate: a cell regresses only when CLES(current better than "
                                               "baseline) is below this."),
-    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes (1: in this "
+    workers: int = typer.Option(1, "--workers", "-j", min=1, max=MAX_WORKERS, help="Local worker processes (1: in this "
                                                                    "process)."),
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address (tcp://host:8786): run "
                                                             "there instead of locally."),
@@ -67,7 +68,7 @@ def compare(
     study: str = typer.Option(None, "--study", help="A study instead of a campaign: transfer (each GPU held out "
                                                     "in turn, the others' data as the tuner's prior; "
                                                     "docs/compare.md)."),
-    remeasure: int = typer.Option(None, "--remeasure", min=0,
+    remeasure: int = typer.Option(None, "--remeasure", min=0, max=MAX_REPEATS,
                                   help="Re-measure each final configuration this many times (default 0; "
                                        "the preset: 10)."),
     backend: str = typer.Option("replay", "--backend", help="replay (recorded data) or live (the GPU, one "
@@ -77,13 +78,13 @@ def compare(
                                                          "always: the summary embeds it)."),
     success: str = typer.Option("noise", "--success",
                                 help="A successful run holds a configuration in the noise-aware optimum set "
-                                     "(noise), or within RATIO x the best recorded time (e.g. 1.05)."),
+                                     "(noise), or within RATIO x the best recorded time (e.g. 1.05; at most 10)."),
     noise: str = typer.Option("none", "--noise",
                               help="Replay: none (recorded objective), repeat (one recorded repeated time) or "
                                    "bootstrap (mean of a resample of the repeats), drawn with each run's seed."),
     oracles: bool = typer.Option(False, "--oracles", help="Include oracles (tuners that read the target's "
                                                           "measurements), shown apart."),
-    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
+    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, max=MAX_SECONDS, callback=finite,
                                        help="Charge this many seconds of tuner time per proposal (a declared "
                                             "cost model: a deterministic time axis) instead of measuring it."),
     isolate: bool = typer.Option(False, "--isolate", help="Run each tuner in its own sandboxed process over "

@@ -18,6 +18,8 @@ from typing import Any
 import typer
 
 from bat.cli.console import err_console
+from bat.cli.options import MAX_REPEATS, MAX_SEED, MAX_WORKERS
+from bat.core.limits import MAX_BUDGET
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -29,24 +31,30 @@ def hypertune(
                                                          "--options` shows what it declares)."),
     search: str = typer.Option("random", "--search", help="The searcher: random, grid, tpe (Optuna), or any "
                                                           "registered tuner."),
-    settings: int = typer.Option(30, "--settings", "-n", help="Settings the searcher tries (the defaults are "
+    settings: int = typer.Option(30, "--settings", "-n", max=MAX_REPEATS,
+                                 help="Settings the searcher tries (the defaults are "
                                                               "tried as well)."),
     params: str = typer.Option(None, "--params", help="Comma-separated options to tune (default: all declared)."),
     ranges: list[str] = typer.Option([], "--range", help="Narrow an option: KEY=LOW:HIGH, or KEY=A|B for a "
                                                          "choice (repeatable)."),
-    points: int = typer.Option(8, "--points", help="Values tried per numeric option (random and tpe)."),
+    points: int = typer.Option(8, "--points", max=MAX_REPEATS,
+                               help="Values tried per numeric option (random and tpe)."),
     train: str = typer.Option(None, "--train", help="Comma-separated training datasets (ids or files)."),
     heldout: str = typer.Option(None, "--heldout", help="Comma-separated held-out datasets (ids or files)."),
     split: str = typer.Option(None, "--split", help="Instead of --train/--heldout: benchmarks:A,B "
                                                     "(leave-benchmarks-out) or gpus:X,Y (leave-GPUs-out) of --pool."),
     pool: str = typer.Option(None, "--pool", help="Comma-separated datasets that --split divides (default: all)."),
-    budget: int = typer.Option(100, "--budget", help="Evaluations per inner run."),
-    repeats: int = typer.Option(5, "--repeats", "-r", help="Inner runs per training dataset and setting."),
-    final_repeats: int = typer.Option(10, "--final-repeats", help="Runs per dataset of the final comparison."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of the search and of the inner runs."),
-    batch: int = typer.Option(0, "--batch", help="Settings proposed at a time (0: the workers, or the Dask "
+    budget: int = typer.Option(100, "--budget", max=MAX_BUDGET, help="Evaluations per inner run."),
+    repeats: int = typer.Option(5, "--repeats", "-r", max=MAX_REPEATS,
+                                help="Inner runs per training dataset and setting."),
+    final_repeats: int = typer.Option(10, "--final-repeats", max=MAX_REPEATS,
+                                      help="Runs per dataset of the final comparison."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED, help="Seed of the search and of the inner runs."),
+    batch: int = typer.Option(0, "--batch", max=MAX_WORKERS,
+                              help="Settings proposed at a time (0: the workers, or the Dask "
                                                  "cluster's threads)."),
-    workers: int = typer.Option(1, "--workers", "-j", min=1, help="Local worker processes (1: in this process)."),
+    workers: int = typer.Option(1, "--workers", "-j", min=1, max=MAX_WORKERS,
+                                help="Local worker processes (1: in this process)."),
     scheduler: str = typer.Option(None, "--scheduler", help="Dask scheduler address: units run there."),
     out: Path = typer.Option(Path("hypertune-out"), "--out", "-o",
                              help="Output folder; finished units (OUT/units.sqlite) are reused on a rerun."),

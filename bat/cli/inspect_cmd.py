@@ -6,6 +6,7 @@ import json
 
 import typer
 
+from bat.cli.options import MAX_SEED
 from bat.cli.output import cell, document, markup, one_line, say
 
 
@@ -53,7 +54,7 @@ def inspect(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark with a CUDA kernel."),
     config: str = typer.Option(None, "--config", "-c", help='JSON object or NAME=VALUE,... (every parameter).'),
     random: bool = typer.Option(False, "--random", help="Inspect a random valid configuration instead."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed for --random."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed for --random."),
     arch: str = typer.Option("sm_90", "--arch", help="GPU architecture to compile for."),
     small: bool = typer.Option(False, "--small", help="Use the small problem size."),
 ) -> None:

@@ -1,10 +1,31 @@
-"""Checks shared by the commands' options (typer callbacks), so a bad value fails before any work."""
+"""Checks and ranges shared by the commands' options (typer callbacks), so a bad value fails before any work.
+
+Every numeric option of every command has a range stated here (``--help`` shows it) and checked by
+typer when the command line is parsed: a number past what C, NumPy or a library can hold (``10**30``)
+or past any sensible run (a week of seconds, 10^9 evaluations) is one line and exit 2, before a file
+is written. ``tests/test_option_ranges.py`` walks every command and holds each numeric option to it.
+"""
 
 from __future__ import annotations
 
 import math
 
 import typer
+
+#: seeds: NumPy, Optuna and SMAC take any seed below 2**32
+MAX_SEED = 2**32 - 1
+#: seconds: a timeout, a charge, a simulated time budget (about 11.6 days)
+MAX_SECONDS = 1_000_000.0
+#: evaluations of one run or recording (a space has at most 10^8 valid configurations in practice)
+MAX_EVALUATIONS = 1_000_000_000
+#: repeats of one measurement or one comparison cell
+MAX_REPEATS = 10_000
+#: local worker processes or settings proposed at a time
+MAX_WORKERS = 1024
+#: CatBoost iterations per model (its own limit is far above; beyond this the analysis takes days)
+MAX_ITERATIONS = 100_000
+#: configurations `bat verify --random` checks (each takes seconds under the sanitizers)
+MAX_VERIFY_RANDOM = 1000
 
 
 def finite(value: float | None) -> float | None:
@@ -18,4 +39,11 @@ def positive_finite(value: float | None) -> float | None:
     """A float option that must be finite and greater than 0 (seconds, minutes)."""
     if value is not None and not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"expected a finite number > 0, got {value}")
+    return value
+
+
+def open_unit(value: float | None) -> float | None:
+    """A level of a test: a number strictly between 0 and 1."""
+    if value is not None and not (math.isfinite(value) and 0 < value < 1):
+        raise typer.BadParameter(f"expected a number strictly between 0 and 1, got {value}")
     return value

@@ -199,7 +199,8 @@ def mark_quarantined(datasets: list[dict[str, Any]]) -> None:
     line = say_err if mode.command == "serve" else say  # bat serve's stdout is the protocol's
     for d in datasets:
         line("[bold yellow]quarantined:[/] this output draws on {}, which holds {} quarantined suspect rows "
-            "(imported with --allow-suspect; excluded from every time shown, column 'suspect')",
+            "(times no GPU gives or repeats, quarantined at import with --allow-suspect or when read; `bat check` "
+            "lists them; excluded from every time shown, column 'suspect')",
             shown_path(Path(d["dataset"])), d["rows"])
     if mode.json:
         mode.document = {**(mode.document or {}), "quarantined": datasets}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from bat.cli.options import positive_finite
+from bat.cli.options import MAX_EVALUATIONS, MAX_REPEATS, MAX_SECONDS, MAX_SEED, MAX_WORKERS, positive_finite
 from bat.cli.output import EXIT_RETRY, document, say
 
 
@@ -22,8 +22,8 @@ class SizeChoice(StrEnum):
 def record(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark to measure."),
     all_: bool = typer.Option(False, "--all", help="Every valid configuration, in id order."),
-    sample: int = typer.Option(None, "--sample", min=1, help="A uniform sample of N valid ones."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed of --sample."),
+    sample: int = typer.Option(None, "--sample", min=1, max=MAX_EVALUATIONS, help="A uniform sample of N valid ones."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED, help="Seed of --sample."),
     gpu_name: str = typer.Option(None, "--gpu-name", help="Short GPU id in the dataset "
                                  "(default: from the device name, e.g. H100_80GB_HBM3)."),
     out: Path = typer.Option(None, "--out", "-o", help="Dataset file (.parquet); default <data folder>/"
@@ -31,14 +31,15 @@ def record(
     size: SizeChoice = typer.Option(SizeChoice.published, "--size", help="Problem size."),
     resume: bool = typer.Option(False, "--resume", help="Continue the journal beside --out."),
     force: bool = typer.Option(False, "--force", help="Record again over an existing --out dataset."),
-    limit: int = typer.Option(None, "--limit", min=1, help="Stop after N configurations."),
-    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01, callback=positive_finite,
+    limit: int = typer.Option(None, "--limit", min=1, max=MAX_EVALUATIONS, help="Stop after N configurations."),
+    max_minutes: float = typer.Option(None, "--max-minutes", min=0.01, max=MAX_SECONDS / 60, callback=positive_finite,
                                       help="Stop starting new configurations after M minutes."),
     workers: int = typer.Option(max(1, min(8, (os.cpu_count() or 2) - 1)), "--workers",
-                                min=0, help="NVRTC compile processes (0: compile inline)."),
-    repeats: int = typer.Option(None, "--repeats", min=1, help="Timed runs after the warm-up (default 7; a "
+                                min=0, max=MAX_WORKERS, help="NVRTC compile processes (0: compile inline)."),
+    repeats: int = typer.Option(None, "--repeats", min=1, max=MAX_REPEATS,
+                                help="Timed runs after the warm-up (default 7; a "
                                 "command benchmark: its command.repeats)."),
-    timeout: float = typer.Option(None, "--timeout", min=0.01, callback=positive_finite,
+    timeout: float = typer.Option(None, "--timeout", min=0.01, max=MAX_SECONDS, callback=positive_finite,
                                   help="Seconds one run may take (default 10; a command benchmark: its "
                                        "command.time_limit_s.run)."),
     counters: bool = typer.Option(False, "--counters", help="Also collect the profile-guided search's "

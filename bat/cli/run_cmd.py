@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from bat.cli.console import shown_path
-from bat.cli.options import finite, positive_finite
+from bat.cli.options import MAX_EVALUATIONS, MAX_SECONDS, MAX_SEED, finite, positive_finite
 from bat.cli.output import document, progress, say
 
 if TYPE_CHECKING:
@@ -36,10 +36,11 @@ def run(
     dataset: str = typer.Option(None, "--dataset", "-d",
                                 help="Dataset to replay, by file or id (`bat list datasets`); its own space is "
                                      "used unless --benchmark names one."),
-    budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
-    time_budget: float = typer.Option(None, "--time-budget", callback=positive_finite,
+    budget: int = typer.Option(100, "--budget", "-n", min=1, max=MAX_EVALUATIONS,
+                               help="Distinct valid configurations to evaluate."),
+    time_budget: float = typer.Option(None, "--time-budget", max=MAX_SECONDS, callback=positive_finite,
                                       help="Simulated seconds (compile + run) instead."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed: the same seed gives the same trace."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED, help="Seed: the same seed gives the same trace."),
     out: Path = typer.Option(None, "--out", "-o",
                              help="Trace file (Parquet); default <data folder>/runs/<benchmark>_<gpu>_<backend>_"
                                   "<tuner>_<budget>_s<seed>.parquet, numbered -2, -3, ... when taken."),
@@ -55,7 +56,7 @@ def run(
                                    "bootstrap (mean of a resample of the repeats), drawn with --seed."),
     isolate: bool = typer.Option(False, "--isolate", help="Run the tuner in its own sandboxed process over the "
                                                           "BAT protocol (docs/RELIABILITY.md)."),
-    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
+    tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, max=MAX_SECONDS, callback=finite,
                                        help="Charge this many seconds of tuner time per proposal (a declared "
                                             "cost model: a deterministic time axis) instead of measuring it."),
     prior: str = typer.Option(None, "--prior",

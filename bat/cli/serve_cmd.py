@@ -20,7 +20,7 @@ from typing import IO
 
 import typer
 
-from bat.cli.options import positive_finite
+from bat.cli.options import MAX_EVALUATIONS, MAX_SECONDS, MAX_SEED, positive_finite
 from bat.cli.output import say_err, warn
 
 
@@ -28,10 +28,11 @@ def serve(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark name or path to a space JSON."),
     gpu: str = typer.Option(None, "--gpu", "--gpus",
                            help="GPU whose recorded data to replay (default: RTX_3090)."),
-    budget: int = typer.Option(100, "--budget", "-n", min=1, help="Distinct valid configurations to evaluate."),
-    time_budget: float = typer.Option(None, "--time-budget", callback=positive_finite,
+    budget: int = typer.Option(100, "--budget", "-n", min=1, max=MAX_EVALUATIONS,
+                               help="Distinct valid configurations to evaluate."),
+    time_budget: float = typer.Option(None, "--time-budget", max=MAX_SECONDS, callback=positive_finite,
                                       help="Simulated seconds (compile + run) instead."),
-    seed: int = typer.Option(0, "--seed", "-s", min=0,
+    seed: int = typer.Option(0, "--seed", "-s", min=0, max=MAX_SEED,
                              help="Run seed; the client's seed in hello is drawn from it."),
     out: Path = typer.Option(None, "--out", "-o", help="Trace file (Parquet); default <data folder>/runs/<...>.parquet "
                                                        "as `bat run` names it."),
@@ -42,14 +43,15 @@ def serve(
     transcript: Path = typer.Option(None, "--transcript", help="Write every message, both ways, to this file "
                                                                "(JSON lines)."),
     name: str = typer.Option("external", "--name", help="The tuner's name in the trace."),
-    idle_timeout: float = typer.Option(600.0, "--idle-timeout", callback=positive_finite,
+    idle_timeout: float = typer.Option(600.0, "--idle-timeout", max=MAX_SECONDS, callback=positive_finite,
                                        help="Seconds the client may send nothing after a reply before the "
                                             "session ends (bat.protocol.pacing)."),
-    request_timeout: float = typer.Option(60.0, "--request-timeout", callback=positive_finite,
+    request_timeout: float = typer.Option(60.0, "--request-timeout", max=MAX_SECONDS, callback=positive_finite,
                                           help="Seconds one request may take to arrive once begun."),
 ) -> None:
     """Serve one tuning problem over the BAT protocol to a tuner in another process or language."""
     from bat.core.atomic import check_output
+    from bat.core.errors import BatError
     from bat.core.problem import Budget
     from bat.core.trace import write_trace
     from bat.core.userdata import check_writable, runs_dir
@@ -81,8 +83,11 @@ def serve(
                                        request_s=request_timeout), target, budget=b,
                            seed=seed, tuner_name=name)
     target.backend.close()
-    result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
     report = result.trace_meta.get("tuner_report", {})
+    if not report.get("client") and not result.evaluated:
+        raise BatError(f"the client sent nothing (no hello, no request; the session {report.get('ended')}): "
+                       "no trace written")
+    result.trace_path = write_trace(result.trace, result.trace_meta, out, overwrite=force, numbered=numbered)
     say_err("client {}: {} evaluations, {} rejected, {} repeats; ended: {}", report.get("client") or "(no hello)",
             result.evaluated, result.rejected, result.repeated, report.get("ended"))
     if "warning" in report:
@@ -137,11 +142,24 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
         path.unlink(missing_ok=True)
 
 
+#: bytes of a Unix socket's path (sun_path holds 108 with its terminating zero), its temporary name included
+MAX_SOCKET_PATH = 107
+
+
 def _check_socket(path: Path) -> None:
+    """Everything binding ``path`` needs, checked before the first line is printed."""
+    from bat.core.atomic import check_output_folder
     from bat.core.errors import BatError
 
-    if path.exists():
+    if path.exists() or path.is_symlink():
         raise BatError(f"--socket {path}: the file exists (another server, or a stale socket to remove)")
+    check_output_folder(path.parent, what=f"--socket {path}: folder")
+    if not path.parent.is_dir():  # bind creates no folder
+        raise BatError(f"--socket {path}: the folder {path.parent} does not exist")
+    pending = path.with_name(f".{path.name}.{os.getpid()}.binding")
+    if len(os.fsencode(pending)) > MAX_SOCKET_PATH:
+        raise BatError(f"--socket {path}: a path of {len(os.fsencode(path))} bytes, too long for a Unix socket "
+                       f"(with its temporary name at most {MAX_SOCKET_PATH}); use a shorter one")
 
 
 def register(app: typer.Typer) -> None:

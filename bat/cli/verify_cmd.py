@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.cli.options import positive_finite
+from bat.cli.options import MAX_SECONDS, MAX_SEED, MAX_VERIFY_RANDOM, positive_finite
 
 if TYPE_CHECKING:
     from bat.backends.emulated.edges import EdgeSessions
@@ -31,9 +31,10 @@ def verify(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark with a CUDA kernel (name or space file)."),
     config: str = typer.Option(None, "--config", "-c", help="JSON object or NAME=VALUE,... (every parameter)."),
     first: bool = typer.Option(False, "--first", help="The first valid configuration."),
-    random: int = typer.Option(0, "--random", min=0, help="This many valid configurations drawn uniformly."),
+    random: int = typer.Option(0, "--random", min=0, max=MAX_VERIFY_RANDOM,
+                        help="This many valid configurations drawn uniformly (all of them when the space has fewer)."),
     ci: bool = typer.Option(False, "--ci", help="The configurations CI checks: first, extremes, every code path."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed for --random."),
+    seed: int = typer.Option(0, "--seed", min=0, max=MAX_SEED, help="Seed for --random."),
     size: str = typer.Option("emulation", "--size",
                              help="Problem size: emulation, small, published, or a JSON object."),
     sanitizer: str = typer.Option("address", "--sanitizer",
@@ -45,7 +46,7 @@ def verify(
     edges: bool = typer.Option(True, "--edges/--no-edges",
                                help="At the emulation size, grow the size per configuration to two blocks with a "
                                     "partial last tile in every dimension the kernel tiles."),
-    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, callback=positive_finite,
+    block_timeout: float = typer.Option(60.0, "--block-timeout", min=1.0, max=MAX_SECONDS, callback=positive_finite,
                                         help="Seconds a block may take before it counts as a deadlock."),
 ) -> None:
     """Check configurations of a kernel on the CPU (no GPU needed): correctness only, never timings."""
@@ -56,8 +57,10 @@ def verify(
     from bat.cli.inspect_cmd import parse_config
     from bat.core.benchmark import load_benchmark
     from bat.core.errors import TunerError
+    from bat.core.limits import MAX_SOURCE_BYTES, read_text
     from bat.run.profile_one import parse_object
 
+    text = read_text(source, MAX_SOURCE_BYTES) if source else None  # a FIFO or /dev/zero: refused from its stat
     bench = load_benchmark(benchmark)
     problem_size = bench.size(parse_object(size, "--size") if size.strip().startswith("{") else size)
     chosen: list[Selected] = []
@@ -80,7 +83,6 @@ def verify(
         chosen += wider(bench, random, seed)
     if not chosen:
         raise typer.BadParameter("give --config, --first, --random N or --ci")
-    text = source.read_text() if source else None
     is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
     described = session.describe()
     say("[bold]{}[/]: {}", CORRECTNESS_ONLY, described)

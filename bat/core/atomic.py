@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bat.core.errors import OutputError
+from bat.core.limits import check_kind
 
 #: Numbered names tried after the plain one (``-2`` .. ``-9999``).
 MAX_NUMBER = 9999
@@ -81,6 +82,7 @@ def check_output(path: str | Path, *, overwrite: bool = True, what: str = "outpu
     false, or lies below a file or a folder this process may not write.
     """
     path = Path(path)
+    check_kind(path, folder_ok=True)
     if path.is_dir():
         raise OutputError(f"{what} {path}: is a folder; give a file name")
     if path.exists() and not overwrite:
@@ -92,6 +94,7 @@ def check_output(path: str | Path, *, overwrite: bool = True, what: str = "outpu
 def check_output_folder(folder: str | Path, *, what: str = "output folder") -> Path:
     """Fail now if ``folder`` is a file or could not be created or written by this process."""
     folder = Path(folder)
+    check_kind(folder, folder_ok=True)
     if folder.exists() and not folder.is_dir():
         raise OutputError(f"{what} {folder}: is a file, not a folder")
     _check_folder(folder, what, folder)

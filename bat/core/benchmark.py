@@ -19,7 +19,7 @@ from bat.core.commandspec import CommandSpec, parse_command_section
 from bat.core.errors import SpaceSpecError, UnknownNameError
 from bat.core.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression
 from bat.core.space import SearchSpace
-from bat.core.spacefile import read_space_json, space_from_dict
+from bat.core.spacefile import check_size_value, read_space_json, space_from_dict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,6 +99,8 @@ class Benchmark:
         if unknown:
             raise SpaceSpecError(f"{self.path}: problem size keys {unknown} unknown; "
                                  f"valid: {sorted(self.problem_size)}")
+        for key, value in which.items():
+            check_size_value(value, f"problem size {key}")
         return ProblemSize("custom", {**self.problem_size, **which})
 
     def _dims(self, key: str, env: dict[str, Any]) -> Dim3:

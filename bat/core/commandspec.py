@@ -41,9 +41,11 @@ must match ``SAFE_VALUE``: letters, digits and ``_ . , + -``, which is code
 in no language a program could read it as. This is checked for every value
 of the space when the benchmark is loaded and again for every value when a
 command is built. A parameter the section lists under ``free_text`` may hold
-any text: the risk, stated in docs/RELIABILITY.md, is that a program reading
-its argument as code (``awk``, ``gdb -ex``, ``node -e``) runs that value;
-the interpreter check above remains as a second line. ``{dir}`` is a path
+any text, and reaches a program only as a whole argument at a position the
+section declares as data (``"data": {"run": [2]}``); anywhere else it is
+refused when the benchmark is loaded, whatever the program (the model and
+its limits: docs/RELIABILITY.md); the interpreter check above remains as a
+second line. ``{dir}`` is a path
 chosen by whoever runs BAT, not a value of the space, and is not
 allow-listed.
 """
@@ -55,19 +57,25 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bat.core.errors import SpaceSpecError
+
+if TYPE_CHECKING:
+    import regex
 
 #: Placeholder naming the benchmark's directory (where its sources lie).
 DIR_PLACEHOLDER = "dir"
 #: Milliseconds per unit of a regex-read objective.
 UNITS_MS: dict[str, float] = {"s": 1e3, "ms": 1.0, "us": 1e-3, "ns": 1e-6}
+#: Seconds the objective regex may spend on one run's output (a pattern that backtracks catastrophically,
+#: ``^(a+)+$``, would otherwise take minutes on a short line); the ``regex`` engine checks the limit.
+REGEX_TIMEOUT_S = 1.0
 #: Time limits (seconds) of the steps that a section does not set.
 DEFAULT_LIMITS_S: dict[str, float] = {"compile": 120.0, "run": 60.0, "verify": 60.0}
 DEFAULT_REPEATS = 3
 
-_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s", "free_text")
+_KEYS = ("compile", "run", "verify", "objective", "repeats", "time_limit_s", "free_text", "data")
 #: A value substituted into a command (see the module docstring); the whole text must match.
 SAFE_VALUE = re.compile(r"[A-Za-z0-9_.,+-]*")
 _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
@@ -116,7 +124,7 @@ def check_value(name: str, text: str, where: str) -> None:
 class Objective:
     """How to read the time of one run: a regex capture (in ``unit``) or the run's wall time."""
 
-    pattern: re.Pattern[str] | None  # None: wall time of the run command
+    pattern: regex.Pattern[str] | None  # None: wall time of the run command
     unit: str = "ms"
 
     @property
@@ -131,7 +139,11 @@ class Objective:
     def read_ms(self, output: str) -> float:
         """The time in ms from a run's standard output (last match wins); ValueError if none."""
         assert self.pattern is not None, "wall-time objectives are measured, not read"
-        matches = self.pattern.findall(output)
+        try:
+            matches = [m.group(1) or "" for m in self.pattern.finditer(output, timeout=REGEX_TIMEOUT_S)]
+        except TimeoutError:
+            raise ValueError(f"objective regex /{self.pattern.pattern}/ took over {REGEX_TIMEOUT_S:g} s on "
+                             f"{len(output)} characters of output (it backtracks); write a simpler one") from None
         if not matches:
             raise ValueError(f"no match for objective regex /{self.pattern.pattern}/ in the output")
         text = matches[-1]
@@ -342,6 +354,8 @@ def parse_command_section(raw: Any, known: frozenset[str] | set[str], source: st
     run = template("run")
     assert run is not None
     free = _parse_free_text(raw.get("free_text", []), frozenset(known), f"{where}.free_text")
+    _check_data_positions(raw.get("data", {}), {k: template(k) for k in ("compile", "run", "verify")}, free,
+                          f"{where}.data")
     used = frozenset().union(*(t.names for t in (run, template("compile"), template("verify")) if t))
     for name in sorted(used - free - {DIR_PLACEHOLDER}):
         for value in (values or {}).get(name, ()):
@@ -363,6 +377,41 @@ def _parse_free_text(raw: Any, known: frozenset[str], where: str) -> frozenset[s
     return frozenset(raw)
 
 
+def _check_data_positions(raw: Any, templates: Mapping[str, Template | None], free: frozenset[str],
+                          where: str) -> None:
+    """A ``free_text`` value reaches a program only as a whole argument, at a position the section declares as
+    data (``"data": {"run": [2]}``: argument 2 of the run command, the program being 0); any other use of it,
+    a declared position that holds no free-text placeholder, or a step without a template, is refused."""
+    if not isinstance(raw, dict):
+        raise SpaceSpecError(f"{where}: expected an object of argument positions per step, e.g. {{\"run\": [2]}}")
+    for step, positions in raw.items():
+        if templates.get(step) is None:
+            raise SpaceSpecError(f"{where}.{step}: no {step} command to declare positions of")
+        if not isinstance(positions, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                      for i in positions):
+            raise SpaceSpecError(f"{where}.{step}: expected a list of argument positions (integers)")
+    for step, template in templates.items():
+        if template is None:
+            continue
+        declared = set(raw.get(step, []))
+        if stray := sorted(declared - set(range(len(template.argv)))):
+            raise SpaceSpecError(f"{where}.{step}: position {stray[0]} is past the last argument of "
+                                 f"`{template.text}`")
+        for i, word in enumerate(template.argv):
+            names = {part for is_name, part in word if is_name} & free
+            whole = len(word) == 1 and word[0][0] and word[0][1] in free
+            if i in declared and (i == 0 or not whole):
+                raise SpaceSpecError(f"{where}.{step}: argument {i} ({_show(word)!r}) is not a free-text "
+                                     "placeholder standing alone; only such an argument (never the program) is data")
+            if names and not (whole and i in declared):
+                name = sorted(names)[0]
+                raise SpaceSpecError(
+                    f"{where}.{step}: the free-text value {{{name}}} is in argument {i} ({_show(word)!r}) of "
+                    f"`{template.text}`, which the section does not declare as data; a free-text value reaches a "
+                    f"program only as a whole argument at a declared position: \"data\": {{\"{step}\": [{i}]}}, "
+                    "and only where that program reads the argument as data, never as code")
+
+
 def _parse_objective(raw: Any, where: str) -> Objective:
     if raw == "wall":
         return Objective(None)
@@ -374,9 +423,11 @@ def _parse_objective(raw: Any, where: str) -> Objective:
         raise SpaceSpecError(f"{where}.unit: {unit!r} is not one of {', '.join(UNITS_MS)}")
     if not isinstance(raw["regex"], str):
         raise SpaceSpecError(f"{where}.regex: expected a string")
+    import regex  # a time limit per search (the standard re has none); only a command benchmark needs it
+
     try:
-        pattern = re.compile(raw["regex"])
-    except re.error as exc:
+        pattern = regex.compile(raw["regex"])
+    except regex.error as exc:
         raise SpaceSpecError(f"{where}.regex: not a regular expression: {exc}") from None
     if pattern.groups != 1:
         raise SpaceSpecError(f"{where}.regex: needs exactly one capture group, has {pattern.groups}")

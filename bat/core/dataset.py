@@ -26,9 +26,11 @@ from bat.core.atomic import publish
 from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
 from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError
 from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
+from bat.core.suspect import quarantine_rows, suspect_reasons
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from bat.core.space import SearchSpace
 
@@ -176,7 +178,8 @@ class Dataset:
             raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu} lacks columns {missing}")
         bad = set(self.frame["status"].unique()) - {s.value for s in Status}
         if bad:
-            raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu}: unknown statuses {sorted(bad)}")
+            raise DatasetError(f"dataset {self.meta.benchmark}/{self.meta.gpu}: unknown statuses "
+                               f"{sorted(bad, key=str)}; valid: {', '.join(s.value for s in Status)}")
 
     # -- views ---------------------------------------------------------------
     @property
@@ -204,7 +207,9 @@ class Dataset:
         """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use."""
         if self._index is None:
             keys = zip(*(self.frame[p].map(_plain).tolist() for p in self.parameters), strict=True)
-            self._index = {k: i for i, k in enumerate(keys)}
+            self._index = {}
+            for i, k in enumerate(keys):  # a configuration twice: its first row (a repeat is quarantined)
+                self._index.setdefault(k, i)
         return self._index.get(tuple(_plain(config[p]) for p in self.parameters))
 
     def configs(self) -> pd.DataFrame:
@@ -262,7 +267,11 @@ class Dataset:
         return publish(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"), overwrite=overwrite)
 
     @classmethod
-    def load(cls, path: str | Path) -> Dataset:
+    def load(cls, path: str | Path, *, as_recorded: bool = False) -> Dataset:
+        """The dataset in ``path``, every column typed (check_column_types). Rows no GPU can produce that the
+        file still holds (bat.core.suspect: a time <= 0, NaN or infinite, a configuration twice) are
+        quarantined, and every output drawn on it says so (bat.core.quarantine); ``as_recorded`` keeps them
+        as the file has them (``bat check``, which reports them)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -284,12 +293,19 @@ class Dataset:
         if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
             raise DatasetError(f"{path}: metadata 'bat_parameters' is not a JSON list of names")
         params = tuple(params)
-        frame = table.to_pandas()
-        missing = [c for c in (*params, *CORE_COLUMNS) if c not in frame.columns]
+        missing = [c for c in (*params, *CORE_COLUMNS) if c not in table.column_names]
         if missing:
             raise DatasetError(f"{path}: lacks columns {missing} (a dataset has its parameters and "
                                f"{', '.join(CORE_COLUMNS)})")
+        check_column_types(table, params, str(path))
+        frame = table.to_pandas()
         frame["times_ms"] = frame["times_ms"].map(_as_float_list)
+        for column in ("objective_ms", "compile_ms", "benchmark_ms"):
+            frame[column] = frame[column].astype(float)
+        frame["message"] = frame["message"].fillna("")
+        reasons = suspect_reasons(frame, params)
+        if not as_recorded and (reasons != "").any():
+            frame = quarantine_rows(frame, reasons)
         loaded = cls(frame=frame, meta=DatasetMeta.from_json(meta[META_KEY], str(path)), parameters=params)
         quarantine.note(str(path), quarantine.count(loaded.meta.extra, frame.get("suspect")))
         return loaded
@@ -326,6 +342,42 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
     "problem_size": (dict,), "input_recipe": (dict,), "extra": (dict,), "partial": (bool,),
     "n_expected": (int, type(None)), "space": (dict, type(None)),
 }
+
+
+def check_column_types(table: pa.Table, parameters: tuple[str, ...], where: str) -> None:
+    """Every column of a dataset read from outside has its type, from the Arrow schema, before any arithmetic.
+
+    status: text without nulls; objective_ms, compile_ms, benchmark_ms and counters: numbers; times_ms: a
+    list of numbers per row; message: text; a parameter: a column of numbers, booleans or text, never a
+    nested value. A column of another type raises DatasetError naming the column and the type found.
+    """
+    import pyarrow.types as pat
+
+    def number(kind: pa.DataType) -> bool:
+        return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_null(kind)
+
+    def text(kind: pa.DataType) -> bool:
+        return pat.is_string(kind) or pat.is_large_string(kind) or pat.is_null(kind) or (
+            pat.is_dictionary(kind) and text(kind.value_type))
+
+    def times(kind: pa.DataType) -> bool:
+        return pat.is_null(kind) or number(kind) or (
+            (pat.is_list(kind) or pat.is_large_list(kind)) and number(kind.value_type))
+
+    def scalar(kind: pa.DataType) -> bool:
+        return number(kind) or text(kind) or pat.is_boolean(kind)
+
+    expected = {"status": ("text", text), "message": ("text", text), "times_ms": ("a list of numbers", times),
+                **{c: ("numbers", number) for c in ("objective_ms", "compile_ms", "benchmark_ms")},
+                **{c: ("numbers", number) for c in counter_columns(table.column_names)},
+                **{c: ("numbers, booleans or text", scalar) for c in parameters}}
+    for column, (what, accepts) in expected.items():
+        kind = table.schema.field(column).type
+        if not accepts(kind):
+            raise DatasetError(f"{where}: column {column!r} holds {kind}; a dataset's {column} holds {what}")
+    if table.column("status").null_count:
+        raise DatasetError(f"{where}: column 'status' has {table.column('status').null_count} empty rows; "
+                           f"each row has one of {', '.join(s.value for s in Status)}")
 
 
 def _unstorable(frame: Any) -> str:

@@ -10,8 +10,12 @@ would compute for it (exact integers of any size up to 4096 bits, no silent
 int64 overflow), or the evaluation raises SpaceSpecError naming the file,
 the expression and the operation. Division, floor division or modulo by zero
 (and 0 to a negative power) yield 0; guard such terms with ``and``/``or``.
-Expressions nested deeper than Python's parser and this compiler allow (about
-a thousand operations in a chain) are refused with a clear error.
+Parsing is bounded: every expression BAT reads (constraints, launch geometry, T1
+values and conditions) goes through :func:`parse_syntax`, which refuses a tree
+deeper than ``MAX_DEPTH`` levels (a chain of 200 operations, 200 brackets) and
+turns the parser's own depth failures (RecursionError, MemoryError, "too many
+nested parentheses") into the same one-line SpaceSpecError, before any
+recursive step (the compiler, ``ast.unparse``) sees the tree.
 """
 
 from __future__ import annotations
@@ -54,6 +58,39 @@ CONSTRAINT_FUNCTIONS: dict[str, tuple[Callable[..., Any], int, int | None]] = {
 #: launch expressions may also round a division up
 LAUNCH_FUNCTIONS = {**CONSTRAINT_FUNCTIONS, "ceil_div": (ar.ceil_divide, 2, 2)}
 FUNCTION_NAMES = frozenset(LAUNCH_FUNCTIONS)
+#: levels of one expression's syntax tree (every recursive step after parsing stays far below Python's limit)
+MAX_DEPTH = 200
+
+
+def parse_syntax(text: str, where: str) -> ast.expr:
+    """The syntax tree of the expression ``text``, at most ``MAX_DEPTH`` levels deep.
+
+    Raises SpaceSpecError prefixed by ``where`` for a syntax error or a tree too deep, whether the
+    parser itself gives up or the tree it builds is past the limit (measured without recursion).
+    """
+    try:
+        body: ast.expr | None = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        if "too many nested" not in str(exc.msg):
+            raise SpaceSpecError(f"{where}: syntax error at column {exc.offset} `{exc.text or text}` "
+                                 f"in expression {_short(text)}") from None
+        body = None
+    except (RecursionError, MemoryError):  # the parser's own depth guards, not a lack of memory
+        body = None
+    if body is None or _deeper_than(body, MAX_DEPTH):
+        raise SpaceSpecError(f"{where}: expression {_short(text)} is nested too deeply (over {MAX_DEPTH} levels); "
+                             "write it as several shorter ones")
+    return body
+
+
+def _deeper_than(tree: ast.AST, limit: int) -> bool:
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
 
 
 @dataclass(frozen=True)
@@ -186,17 +223,8 @@ def parse_expression(text: str, names: Iterable[str], *, where: str,
     """
     if not isinstance(text, str) or not text.strip():
         raise SpaceSpecError(f"{where}: expected a non-empty expression string, got {text!r}")
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-        compiler = _Compiler(text.strip(), frozenset(names), functions, where)
-        run = compiler.build(tree.body)
-    except SyntaxError as exc:
-        raise SpaceSpecError(
-            f"{where}: syntax error at column {exc.offset} `{exc.text or text}` "
-            f"in expression {_short(text)}") from None
-    except (RecursionError, MemoryError):
-        raise SpaceSpecError(f"{where}: expression {_short(text)} is nested too deeply; split it into "
-                             "several constraints") from None
+    compiler = _Compiler(text.strip(), frozenset(names), functions, where)
+    run = compiler.build(parse_syntax(text, where))
     return Expression(text, frozenset(compiler.used), run, where)
 
 

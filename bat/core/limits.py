@@ -28,6 +28,8 @@ from bat.core.errors import InputLimitError
 MIB = 1 << 20
 #: a space file (ours or a T1 file)
 MAX_SPACE_BYTES = 4 * MIB
+#: a kernel source given in place of a benchmark's own (bat verify --source)
+MAX_SOURCE_BYTES = 4 * MIB
 #: a data file: Kernel Tuner cache, T4, KTT output, compare baseline (after decompression too)
 MAX_DATA_BYTES = 128 * MIB
 #: a gzip file's size before decompression
@@ -68,6 +70,19 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def check_kind(path: str | Path, *, folder_ok: bool = False) -> None:
+    """``path`` is absent, a regular file or (``folder_ok``) a folder: never a loop of symbolic links, a FIFO,
+    a device or a socket (InputLimitError naming it). Every path BAT writes is checked here before any work."""
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):  # absent; a file on the way is the writer's own message
+        return
+    except OSError as exc:  # ELOOP: a loop of symbolic links
+        raise InputLimitError(f"{path}: {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(info.st_mode) or (folder_ok and stat.S_ISDIR(info.st_mode))):
+        raise InputLimitError(f"{path}: {_kind(info.st_mode)}, not a regular file: BAT writes regular files only")
 
 
 def regular_file(path: str | Path, limit: int) -> int:

@@ -1,6 +1,7 @@
 """Which datasets with quarantined rows this command line has drawn on, so that every output can mark them.
 
-``bat import --allow-suspect`` keeps suspect rows quarantined (bat.formats.suspect): status ``missing``, so no
+``bat import --allow-suspect`` keeps suspect rows quarantined (bat.formats.suspect), and ``Dataset.load``
+quarantines those a Parquet file still holds (bat.core.suspect): status ``missing``, so no
 best time or figure uses them, but a figure drawn from such a dataset still rests on a dataset that held
 impossible data, and the user must see that next to it. Every place that hands a dataset's rows to a command
 (``Dataset.load``; ``bat.registry.find_dataset`` and ``resolve_dataset``, which choose the dataset a command
@@ -41,7 +42,8 @@ def markdown_mark() -> str:
     """The mark at the top of a written report (``bat analyze``'s report.md, ``bat compare``'s summary.md)
     drawn on datasets with quarantined rows; "" when none."""
     marks = [f"> **Quarantined data:** this report draws on `{d['dataset']}`, which holds {d['rows']} quarantined "
-             "suspect rows (imported with `--allow-suspect`; excluded from every time here, column `suspect`)."
+             "suspect rows (quarantined at import with `--allow-suspect` or when read; excluded from every time "
+             "here, column `suspect`)."
              for d in seen()]
     return "\n>\n".join(marks) + "\n\n" if marks else ""
 

@@ -196,9 +196,11 @@ def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Co
     names = {p.name for p in parameters}
     for key in ("problem_size", "constants", *SIZES):
         if key in raw:
-            for name in check.numbers(raw, key):
+            for name, value in check.numbers(raw, key).items():
                 if name in names:
                     raise check.fail(f"{key}.{name}", "name clashes with a parameter")
+                if key != "constants":
+                    check_size_value(value, f"{check.source}: {key}.{name}")
     if "constants" in raw and (both := set(raw["constants"]) & set(raw["problem_size"])):
         raise check.fail(f"constants.{sorted(both)[0]}", "name clashes with problem_size")
     for key in SIZES:
@@ -242,6 +244,12 @@ def variant_space(raw: dict[str, Any], variant: str, source: str = "<memory>") -
     return space_from_dict({**raw, "constraints": rules, "constants": {**raw.get("constants", {}),
                                                                       **v.get("constants", {})}},
                            f"{source} (rules {variant})")
+
+
+def check_size_value(value: Any, where: str) -> None:
+    """A problem size is a number above 0 (an array of -5 elements, or of 0, is no problem to measure)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
+        raise SpaceSpecError(f"{where}: a problem size must be a finite number above 0, got {str(value)[:60]}")
 
 
 def read_space_json(path: str | Path) -> dict[str, Any]:

@@ -48,7 +48,7 @@ import numpy as np
 
 from bat.core.atomic import write_text
 from bat.core.errors import SpaceSpecError
-from bat.core.expressions import FUNCTION_NAMES, Expression, parse_expression
+from bat.core.expressions import FUNCTION_NAMES, Expression, parse_expression, parse_syntax
 from bat.core.limits import MAX_VALUES
 
 #: Kernel Tuner's default names of the thread-block dimensions and the limit it puts on their product.
@@ -140,11 +140,7 @@ def t1_values(raw: Any, kind: str, where: str) -> list[Any]:
     if isinstance(raw, list):
         values = list(raw)
     elif isinstance(raw, str):
-        try:
-            tree = ast.parse(raw.strip(), mode="eval")
-        except SyntaxError as exc:
-            raise SpaceSpecError(f"{where}.Values: syntax error at column {exc.offset} in {raw!r}") from None
-        values = _ValueList(raw.strip(), f"{where}.Values").build(tree.body)
+        values = _ValueList(raw.strip(), f"{where}.Values").build(parse_syntax(raw, f"{where}.Values"))
     else:
         raise SpaceSpecError(f"{where}.Values: expected a string or a list, got {type(raw).__name__}")
     if len(values) > MAX_VALUES:
@@ -193,10 +189,7 @@ def translate_condition(text: Any, names: list[str], where: str) -> str:
     """A T1 condition in bat.core.expressions' language; SpaceSpecError when it cannot be expressed."""
     if not isinstance(text, str) or not text.strip():
         raise SpaceSpecError(f"{where}: expected a non-empty expression string, got {text!r}")
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise SpaceSpecError(f"{where}: syntax error at column {exc.offset} in {text!r}") from None
+    tree = ast.Expression(parse_syntax(text, where))
     out = ast.unparse(ast.fix_missing_locations(_Translate().visit(tree)))
     try:
         parse_expression(out, names, where=where)

@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 
 from bat.core.errors import DatasetError, UnsafeNameError
+from bat.core.limits import check_kind
 
 ENV = "BAT_DATA_DIR"
 DEFAULT = "bat-data"
@@ -98,6 +99,7 @@ def _installed_dirs() -> tuple[Path, ...]:
 
 def check_writable(path: str | Path) -> Path:
     """``path``, unless it lies inside an installed copy of BAT (UnsafeNameError naming both)."""
+    check_kind(path, folder_ok=True)  # a loop of symbolic links would end resolve() in a RuntimeError
     target = Path(path).resolve()
     for root in _installed_dirs():
         if target == root or root in target.parents:
