@@ -255,7 +255,8 @@ def _check_scheduler(address: str) -> None:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
+        raise MissingDependencyError("--scheduler needs dask[distributed] (the 'dask' extra: "
+                                     "pip install 'bat-autotune[dask]')") from exc
     try:
         with Client(address, timeout=SCHEDULER_TIMEOUT_S):
             pass
