@@ -114,16 +114,18 @@ def test_version(capsys):
     assert document(["--version"], capsys)["version"]
 
 
-def test_human_output_off_a_terminal_wraps_no_id_or_path(capsys):
+def test_human_output_off_a_terminal_wraps_no_id_or_path(capsys, tmp_path):
     assert main(["list", "datasets"]) == EXIT_OK
     lines = capsys.readouterr().out.splitlines()
     for ident in ("shipped/bat2-kerneltuner/convolution_RTX_3060_laptop",
                   "shipped/benchmark-hub/dedispersion_milo_A100"):
         assert any(ident in line for line in lines), ident
     long = "x" * 150
-    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "2", "-o", f"/nonexistent/{long}.parquet"]) \
-        == EXIT_USAGE
-    assert long in capsys.readouterr().err
+    blocker = tmp_path / "a-file"  # a folder under a file cannot be made, not even by root
+    blocker.write_text("")
+    out = blocker / "runs" / f"{long}.parquet"
+    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "2", "-o", str(out)]) == EXIT_USAGE
+    assert long in capsys.readouterr().err and blocker.read_text() == ""
 
 
 def test_inspect_and_serve(capsys):
