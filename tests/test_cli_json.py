@@ -71,6 +71,14 @@ def test_compare_and_its_gate(tmp_path, capsys):
     gated = document(["compare", "-t", "mine=bat.testing.crippled_tuner:FirstValidTuner", *common,
                       "-o", str(tmp_path / "now"), "--baseline", base["outputs"]["json"]], capsys, EXIT_FOUND)
     assert not gated["gate"]["passed"] and gated["gate"]["regressed"]
+    # bat.compare, the library form: the same campaign, a result under the document's names and with its values
+    import bat
+
+    lib = bat.compare(["mine=bat.testing.crippled_tuner:FirstValidTuner"], benchmarks=["pnpoly"], gpus=["RTX_3090"],
+                      budgets=[5, 10], repeats=6, plots=False, out=tmp_path / "lib", baseline=base["outputs"]["json"])
+    assert set(lib.document()) == set(gated) - {"command", "ok", "exit_code"}
+    assert lib.regressed and lib.executed == gated["executed"] == 12 and set(lib.outputs) == set(gated["outputs"])
+    assert (lib.scores, lib.data_flags, lib.gate) == (gated["scores"], gated["data_flags"], gated["gate"])
 
 
 def test_check_that_flags_exits_3_with_its_document(capsys):
