@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -149,12 +148,10 @@ def test_nonzero_exit_is_a_runtime_error_with_stderr(toy):
 
 
 def test_hang_is_killed_and_recorded_as_timeout(toy):
-    start = time.perf_counter()
-    r = toy.evaluate({"MODE": 2, "VALUE": 250})
-    assert time.perf_counter() - start < 5
+    r = toy.evaluate({"MODE": 2, "VALUE": 250})  # the program never ends: returning at all is the kill
     assert r.status is Status.TIMEOUT
     assert "0.5 s limit" in r.message
-    assert 0.5 <= r.cost_s < 5
+    assert r.cost_s >= 0.5  # the limit was waited for (how much longer depends on the machine's load)
 
 
 def test_output_without_a_match_is_a_runtime_error(toy):
