@@ -169,6 +169,14 @@ def test_the_mapped_folders_are_the_top_level_folders() -> None:
     assert [p for p in ROOT.joinpath("bat").rglob("*") if p.is_symlink()] == []
 
 
+def test_the_sandbox_knows_the_mapped_folders() -> None:
+    """An isolated tuner may read the code of every mapped sub-package (an editable install leaves them outside
+    bat/): the sandbox's list is pyproject.toml's."""
+    from bat.tuner_adapters.sandbox import MAPPED as SANDBOX_MAPPED
+
+    assert sorted(SANDBOX_MAPPED) == sorted(name.split(".", 1)[1] for name in package_dirs() if name != "bat")
+
+
 def test_every_folder_with_code_or_data_is_a_declared_package() -> None:
     """pyproject.toml lists the packages (a mapping cannot be discovered): a new folder left out would be missing
     from the wheel."""

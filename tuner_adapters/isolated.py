@@ -206,10 +206,7 @@ def _environment(scratch: Path) -> dict[str, str]:
 
 def _code_paths(spec: str) -> list[str]:
     """What the tuner's process may read: system folders, Python, BAT's code and the tuner class's package."""
-    import bat.core.tuner as core_tuner
-
-    bat_dir = Path(core_tuner.__file__).resolve().parents[1]  # bat/ (core/ is no link)
-    paths = [*SYSTEM_READ, *python_paths(), *package_code(bat_dir)]
+    paths = [*SYSTEM_READ, *python_paths(), *package_code("bat")]
     cls, _ = tuner_class(spec)
     module = sys.modules.get(cls.__module__)
     top = sys.modules.get(cls.__module__.split(".")[0])
