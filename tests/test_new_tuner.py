@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "new-tuner.md"
 
@@ -22,6 +24,7 @@ def test_the_example_tuner_is_short() -> None:
     assert 20 <= len(code) <= 40, len(code)
 
 
+@pytest.mark.slow  # about 10 s: the battery's runs, two interpreters
 def test_the_worked_example_runs_and_passes_the_battery(tmp_path) -> None:
     for name, body in blocks().items():
         (tmp_path / name).write_text(body, encoding="utf-8")
