@@ -64,7 +64,9 @@ def test_run(tmp_path, capsys):
 
 
 def test_compare_and_its_gate(tmp_path, capsys):
-    common = ["-b", "pnpoly", "--gpus", "RTX_3090", "--budgets", "5,10", "-r", "6", "--no-plots"]
+    # a declared tuner charge: the time axis (methodology_time) then depends on no clock, so two runs agree
+    common = ["-b", "pnpoly", "--gpus", "RTX_3090", "--budgets", "5,10", "-r", "6", "--no-plots",
+              "--tuner-charge", "0.001"]
     base = document(["compare", "-t", "mine=bat.tuner_adapters.reference.random_search:RandomSearch", *common,
                      "-o", str(tmp_path / "base")], capsys)
     assert base["gate"] is None and base["executed"] == 6 and "mine" in base["scores"]
@@ -75,7 +77,8 @@ def test_compare_and_its_gate(tmp_path, capsys):
     import bat
 
     lib = bat.compare(["mine=bat.testing.crippled_tuner:FirstValidTuner"], benchmarks=["pnpoly"], gpus=["RTX_3090"],
-                      budgets=[5, 10], repeats=6, plots=False, out=tmp_path / "lib", baseline=base["outputs"]["json"])
+                      budgets=[5, 10], repeats=6, plots=False, tuner_charge_s=0.001, out=tmp_path / "lib",
+                      baseline=base["outputs"]["json"])
     assert set(lib.document()) == set(gated) - {"command", "ok", "exit_code"}
     assert lib.regressed and lib.executed == gated["executed"] == 12 and set(lib.outputs) == set(gated["outputs"])
     assert (lib.scores, lib.data_flags, lib.gate) == (gated["scores"], gated["data_flags"], gated["gate"])
