@@ -62,6 +62,7 @@ class Installed(NamedTuple):
     sdist: Path
     wheel: Path
     unpacked: Path
+    src: Path  # the copy of the tracked files the sdist was built from (its uv.lock)
 
 
 def _uv() -> str:
@@ -87,19 +88,25 @@ def venv(tmp_path_factory) -> Installed:
     with tarfile.open(sdist) as archive:
         archive.extractall(tmp / "unpacked", filter="data")
     (unpacked,) = (tmp / "unpacked").iterdir()
-    requirements = tmp / "requirements.txt"
+    python = _install(uv, wheel, src, tmp / "venv", ("tuners", "analysis"), dev=True)
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    return Installed(python, site, sdist, wheel, unpacked, src)
+
+
+def _install(uv: str, wheel: Path, src: Path, env: Path, extras: tuple[str, ...], dev: bool = False) -> Path:
+    """A new venv at ``env`` with ``wheel[extras]`` at the versions of ``src``'s uv.lock; its python."""
+    requirements = env.with_suffix(".requirements.txt")
     subprocess.run([uv, "export", "--frozen", "--offline", "--no-hashes", "--no-emit-project", "--no-default-groups",
-                    "--extra", "tuners", "--extra", "analysis", "--group", "dev", "--output-file", str(requirements)],
-                   cwd=src, check=True, capture_output=True, timeout=300)
-    env = tmp / "venv"
+                    *(a for e in extras for a in ("--extra", e)), *(("--group", "dev") if dev else ()),
+                    "--output-file", str(requirements)], cwd=src, check=True, capture_output=True, timeout=300)
     subprocess.run([uv, "venv", "--offline", "--python", sys.executable, str(env)], check=True, capture_output=True,
                    timeout=300)
     python = env / "bin" / "python"
+    name = f"bat-autotune[{','.join(extras)}]" if extras else "bat-autotune"
     subprocess.run([uv, "pip", "install", "--python", str(python), "-r", str(requirements),
-                    f"bat-autotune[tuners,analysis] @ {wheel.as_uri()}"], check=True, capture_output=True, timeout=600)
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True).stdout.strip())
-    return Installed(python, site, sdist, wheel, unpacked)
+                    f"{name} @ {wheel.as_uri()}"], check=True, capture_output=True, timeout=600)
+    return python
 
 
 def _run(python: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
@@ -171,11 +178,19 @@ def test_the_wheel_declares_its_extras(venv) -> None:
 
 
 def test_optuna_runs_from_the_tuners_extra(venv, tmp_path) -> None:
-    """`pip install "bat-autotune[tuners]"`: the `bat` command runs Optuna (replaying the shipped data)."""
-    bat = venv.python.parent / "bat"
-    ran = _run(venv.python, tmp_path, str(bat), "run", "--tuner", "optuna", "-b", "pnpoly", "-n", "5", "--seed", "1")
+    """`pip install "bat-autotune[tuners]"` alone (no analysis extra): the `bat` command runs Optuna on the shipped
+    data; the core alone says in one line which extra it lacks."""
+    python = _install(_uv(), venv.wheel, venv.src, tmp_path / "venv", ("tuners",))
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = (str(python.parent / "bat"), "run", "--tuner", "optuna", "-b", "pnpoly", "-n", "5", "--seed", "1")
+    ran = _run(python, work, *argv)
     assert ran.returncode == 0, ran.stderr
-    assert "replaying" in ran.stdout.splitlines()[0] and list((tmp_path / "bat-data" / "runs").glob("*optuna*"))
+    assert "replaying" in ran.stdout.splitlines()[0] and list((work / "bat-data" / "runs").glob("*optuna*"))
+    assert subprocess.run([python, "-c", "import catboost"], capture_output=True).returncode != 0  # no analysis
+    bare = _install(_uv(), venv.wheel, venv.src, tmp_path / "core", ())
+    refused = _run(bare, work, str(bare.parent / "bat"), *argv[1:])
+    assert refused.returncode == 2 and "pip install 'bat-autotune[tuners]'" in refused.stderr, refused.stderr
 
 
 def test_the_tests_run_from_the_unpacked_sdist(venv) -> None:
