@@ -40,6 +40,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 from package_map import ROOT, declared_packages, folder_of, folders_with_files, modules, package_dirs, static_tree
+from test_repository import tracked_files
 
 #: top-level folders of the repository that pyproject.toml maps into the namespace as bat.<name>
 MAPPED = tuple(folder for name, folder in package_dirs().items() if name != "bat")
@@ -167,6 +168,7 @@ def test_the_mapped_folders_are_the_top_level_folders() -> None:
     for name in MAPPED:
         assert folder_of(f"bat.{name}") == ROOT / name and not (ROOT / "bat" / name).exists(), name
     assert [p for p in ROOT.joinpath("bat").rglob("*") if p.is_symlink()] == []
+    assert [p for p in tracked_files() if p.is_symlink()] == []  # nor anywhere in the repository
 
 
 def test_the_sandbox_knows_the_mapped_folders() -> None:
