@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "run_tuner": "bat.run.driver", "RunResult": "bat.run.driver",
     "read_trace": "bat.core.trace",
     "check_tuner": "bat.testing",
+    "compare": "bat.analysis.compare.outcome", "CompareResult": "bat.analysis.compare.outcome",
     # datasets
     "Dataset": "bat.core.dataset", "Status": "bat.core.dataset",
     "load_dataset": "bat.registry", "find_dataset": "bat.registry", "dataset_entries": "bat.registry",

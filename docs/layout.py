@@ -1,8 +1,8 @@
 """Regenerate the generated sections of docs/DESIGN.md from the tree: ``python docs/layout.py``.
 
 Two blocks between markers: the layout (every module of the ``bat``
-namespace, through the links of the top-level folders, one line each: its
-docstring's first line) and the layers with their dependency rules (the data
+namespace, through pyproject.toml's mapping of the top-level folders, one line
+each: its docstring's first line) and the layers with their dependency rules (the data
 of tests/test_architecture.py, which enforces them). tests/test_repository.py
 fails when DESIGN.md is not what this script writes.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -28,29 +27,35 @@ def _summary(path: Path) -> str:
     return paragraph if stop < 0 else paragraph[:stop + 1]
 
 
-def layout() -> str:
-    """Every package and module of the namespace, indented by depth, with its one-line summary; a linked
-    top-level folder (``bat/analysis -> ../analysis``) is shown as such."""
-    lines = []
-    for folder, dirs, names in os.walk(ROOT / "bat", followlinks=True):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        here = Path(folder)
-        rel = here.relative_to(ROOT)
-        depth = len(rel.parts) - 1
-        if (here / "__init__.py").is_file():
-            link = f" (-> {os.readlink(here)})" if here.is_symlink() else ""
-            lines.append((rel.parts, f"{'  ' * depth}{here.name}/{link}".ljust(WIDTH) + _summary(here / "__init__.py")))
-        for name in sorted(n for n in names if n.endswith(".py") and n != "__init__.py"):
-            lines.append(((*rel.parts, name), f"{'  ' * (depth + 1)}{name}".ljust(WIDTH) + _summary(here / name)))
-    return "\n".join(line for _, line in sorted(lines))
-
-
-def _architecture() -> object:
-    spec = importlib.util.spec_from_file_location("_architecture", ROOT / "tests" / "test_architecture.py")
+def _load(name: str) -> object:
+    """A module of tests/ by its file (``tests`` put on sys.path for its own sibling imports)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    spec = importlib.util.spec_from_file_location(f"_{name}", ROOT / "tests" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def layout() -> str:
+    """Every package and module of the namespace, indented by depth, with its one-line summary; a package
+    that pyproject.toml maps from a top-level folder (``bat.analysis`` from ``analysis/``) says so."""
+    mapping = _load("package_map")
+    folders = mapping.package_dirs()
+    lines = []
+    for module, path in mapping.modules():
+        parts = module.split(".")
+        depth = len(parts) - 1
+        if path.name == "__init__.py":
+            source = f" (from {folders[module]}/)" if module in folders and depth else ""
+            lines.append((tuple(parts), f"{'  ' * depth}{parts[-1]}/{source}".ljust(WIDTH) + _summary(path)))
+        else:
+            lines.append(((*parts[:-1], path.name), f"{'  ' * depth}{path.name}".ljust(WIDTH) + _summary(path)))
+    return "\n".join(line for _, line in sorted(lines))
+
+
+def _architecture() -> object:
+    return _load("test_architecture")
 
 
 def layers() -> str:

@@ -15,8 +15,8 @@ its own layer and the ones its rule allows, nothing else:
 - protocol (``bat/protocol``): the ask/tell protocol, its server and clients;
 - run (``bat/run``): targets, the run driver (which checks a replayed
   dataset with the analyses' data checks), recording;
-- tuner_adapters, benchmarks, analysis (``bat/<name>``, links to the top-level
-  folders of the same name); the campaign engine (``bat/analysis/compare``)
+- tuner_adapters, benchmarks, analysis (``bat.<name>``, mapped by
+  pyproject.toml from the top-level folders of the same name); the campaign engine (``bat/analysis/compare``)
   also uses the run wiring, and the hypertune (``bat/analysis/hypertune``)
   runs campaigns;
 - cli and the public facade (``bat/__init__``): anything.
@@ -32,16 +32,18 @@ show each is caught.
 from __future__ import annotations
 
 import ast
-import os
+import json
+import subprocess
+import sys
 from pathlib import Path
 
-import grimp
 import networkx as nx
 import pytest
+from package_map import ROOT, declared_packages, folder_of, folders_with_files, modules, package_dirs, static_tree
+from test_repository import tracked_files
 
-ROOT = Path(__file__).resolve().parents[1]
-#: top-level folders of the repository that are linked into the namespace as bat/<name>
-LINKED = ("analysis", "benchmarks", "tuner_adapters", "results")
+#: top-level folders of the repository that pyproject.toml maps into the namespace as bat.<name>
+MAPPED = tuple(folder for name, folder in package_dirs().items() if name != "bat")
 
 #: layer -> layers it may import (a layer is a folder of bat/; "analysis/compare" is nested)
 ALLOWED: dict[str, frozenset[str]] = {
@@ -110,7 +112,7 @@ def violations(edges: list[tuple[str, str]]) -> list[str]:
             top = imported.split(".")[0]
             if top in FORBIDDEN_EXTERNAL.get(source, ()):
                 out.append(f"{importer} ({source}) imports {imported}")
-            elif top in LINKED:
+            elif top in MAPPED:
                 out.append(f"{importer} imports {imported} by its folder's name (use bat.{imported})")
         elif target not in ALLOWED[source] and target != source:
             out.append(f"{importer} ({source}) imports {imported} ({target})")
@@ -123,28 +125,34 @@ def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
     return sorted(sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1)
 
 
-def import_edges() -> list[tuple[str, str]]:
-    """Every import between modules (lazy ones inside functions and TYPE_CHECKING included)."""
-    graph = grimp.build_graph("bat", include_external_packages=True, cache_dir=None)
-    return sorted((m, i) for m in graph.modules if layer_of(m) is not None
-                  for i in graph.find_modules_directly_imported_by(m))
+#: grimp over the namespace in the current folder: every (importer, imported) pair as JSON
+GRAPH = """
+import grimp, json
+graph = grimp.build_graph("bat", include_external_packages=True, cache_dir=None)
+print(json.dumps([[m, i] for m in graph.modules for i in graph.find_modules_directly_imported_by(m)]))
+"""
+
+
+def import_edges(scratch: Path) -> list[tuple[str, str]]:
+    """Every import between modules (lazy ones inside functions and TYPE_CHECKING included).
+
+    grimp reads the files of the package it finds, so it runs in a second process in a folder holding the
+    namespace as one tree (pyproject.toml's mapping as links, ``static_tree``), where it finds that ``bat``.
+    """
+    tree = static_tree(scratch)
+    found = subprocess.run([sys.executable, "-c", GRAPH], cwd=tree, capture_output=True, text=True, check=True,
+                           timeout=300)
+    return sorted((m, i) for m, i in json.loads(found.stdout) if layer_of(m) is not None)
 
 
 def module_files() -> dict[str, Path]:
-    """Every module of the namespace (through the links) by dotted name."""
-    out = {}
-    for folder, _, names in os.walk(ROOT / "bat", followlinks=True):
-        rel = Path(folder).relative_to(ROOT)
-        for name in names:
-            if name.endswith(".py"):
-                parts = rel.parts if name == "__init__.py" else (*rel.parts, name[:-3])
-                out[".".join(parts)] = Path(folder) / name
-    return out
+    """Every module of the namespace (through pyproject.toml's mapping) by dotted name."""
+    return dict(modules())
 
 
 @pytest.fixture(scope="module")
-def edges() -> list[tuple[str, str]]:
-    return import_edges()
+def edges(tmp_path_factory) -> list[tuple[str, str]]:
+    return import_edges(tmp_path_factory.mktemp("namespace"))
 
 
 def test_every_module_is_in_a_layer_folder(edges) -> None:
@@ -153,10 +161,29 @@ def test_every_module_is_in_a_layer_folder(edges) -> None:
     assert {"bat.core.space", "bat.backends.replay", "bat.run.driver", "bat.analysis.compare.campaign"} <= ours
 
 
-def test_the_linked_folders_are_the_top_level_folders() -> None:
-    for name in LINKED:
-        link = ROOT / "bat" / name
-        assert link.is_symlink() and link.resolve() == (ROOT / name).resolve(), name
+def test_the_mapped_folders_are_the_top_level_folders() -> None:
+    """bat.analysis is analysis/ by pyproject.toml's mapping: no link stands in for it (a checkout without
+    symbolic links, core.symlinks=false, must work)."""
+    assert set(MAPPED) == {"analysis", "benchmarks", "tuner_adapters", "results"}
+    for name in MAPPED:
+        assert folder_of(f"bat.{name}") == ROOT / name and not (ROOT / "bat" / name).exists(), name
+    assert [p for p in ROOT.joinpath("bat").rglob("*") if p.is_symlink()] == []
+    assert [p for p in tracked_files() if p.is_symlink()] == []  # nor anywhere in the repository
+
+
+def test_the_sandbox_knows_the_mapped_folders() -> None:
+    """An isolated tuner may read the code of every mapped sub-package (an editable install leaves them outside
+    bat/): the sandbox's list is pyproject.toml's."""
+    from bat.tuner_adapters.sandbox import MAPPED as SANDBOX_MAPPED
+
+    assert sorted(SANDBOX_MAPPED) == sorted(name.split(".", 1)[1] for name in package_dirs() if name != "bat")
+
+
+def test_every_folder_with_code_or_data_is_a_declared_package() -> None:
+    """pyproject.toml lists the packages (a mapping cannot be discovered): a new folder left out would be missing
+    from the wheel."""
+    data = (".py", ".json", ".cu", ".hip", ".cuh", ".c", ".h", ".hpp", ".cpp", ".md")
+    assert sorted(set(folders_with_files(data)) ^ set(declared_packages())) == []
 
 
 def test_no_layer_imports_what_its_rule_forbids(edges) -> None:

@@ -64,13 +64,24 @@ def test_run(tmp_path, capsys):
 
 
 def test_compare_and_its_gate(tmp_path, capsys):
-    common = ["-b", "pnpoly", "--gpus", "RTX_3090", "--budgets", "5,10", "-r", "6", "--no-plots"]
+    # a declared tuner charge: the time axis (methodology_time) then depends on no clock, so two runs agree
+    common = ["-b", "pnpoly", "--gpus", "RTX_3090", "--budgets", "5,10", "-r", "6", "--no-plots",
+              "--tuner-charge", "0.001"]
     base = document(["compare", "-t", "mine=bat.tuner_adapters.reference.random_search:RandomSearch", *common,
                      "-o", str(tmp_path / "base")], capsys)
     assert base["gate"] is None and base["executed"] == 6 and "mine" in base["scores"]
     gated = document(["compare", "-t", "mine=bat.testing.crippled_tuner:FirstValidTuner", *common,
                       "-o", str(tmp_path / "now"), "--baseline", base["outputs"]["json"]], capsys, EXIT_FOUND)
     assert not gated["gate"]["passed"] and gated["gate"]["regressed"]
+    # bat.compare, the library form: the same campaign, a result under the document's names and with its values
+    import bat
+
+    lib = bat.compare(["mine=bat.testing.crippled_tuner:FirstValidTuner"], benchmarks=["pnpoly"], gpus=["RTX_3090"],
+                      budgets=[5, 10], repeats=6, plots=False, tuner_charge_s=0.001, out=tmp_path / "lib",
+                      baseline=base["outputs"]["json"])
+    assert set(lib.document()) == set(gated) - {"command", "ok", "exit_code"}
+    assert lib.regressed and lib.executed == gated["executed"] == 12 and set(lib.outputs) == set(gated["outputs"])
+    assert (lib.scores, lib.data_flags, lib.gate) == (gated["scores"], gated["data_flags"], gated["gate"])
 
 
 def test_check_that_flags_exits_3_with_its_document(capsys):
@@ -114,16 +125,18 @@ def test_version(capsys):
     assert document(["--version"], capsys)["version"]
 
 
-def test_human_output_off_a_terminal_wraps_no_id_or_path(capsys):
+def test_human_output_off_a_terminal_wraps_no_id_or_path(capsys, tmp_path):
     assert main(["list", "datasets"]) == EXIT_OK
     lines = capsys.readouterr().out.splitlines()
     for ident in ("shipped/bat2-kerneltuner/convolution_RTX_3060_laptop",
                   "shipped/benchmark-hub/dedispersion_milo_A100"):
         assert any(ident in line for line in lines), ident
     long = "x" * 150
-    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "2", "-o", f"/nonexistent/{long}.parquet"]) \
-        == EXIT_USAGE
-    assert long in capsys.readouterr().err
+    blocker = tmp_path / "a-file"  # a folder under a file cannot be made, not even by root
+    blocker.write_text("")
+    out = blocker / "runs" / f"{long}.parquet"
+    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "2", "-o", str(out)]) == EXIT_USAGE
+    assert long in capsys.readouterr().err and blocker.read_text() == ""
 
 
 def test_inspect_and_serve(capsys):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -149,12 +148,10 @@ def test_nonzero_exit_is_a_runtime_error_with_stderr(toy):
 
 
 def test_hang_is_killed_and_recorded_as_timeout(toy):
-    start = time.perf_counter()
-    r = toy.evaluate({"MODE": 2, "VALUE": 250})
-    assert time.perf_counter() - start < 5
+    r = toy.evaluate({"MODE": 2, "VALUE": 250})  # the program never ends: returning at all is the kill
     assert r.status is Status.TIMEOUT
     assert "0.5 s limit" in r.message
-    assert 0.5 <= r.cost_s < 5
+    assert r.cost_s >= 0.5  # the limit was waited for (how much longer depends on the machine's load)
 
 
 def test_output_without_a_match_is_a_runtime_error(toy):
@@ -302,12 +299,9 @@ def test_record_writes_an_ordinary_dataset_with_provenance(tmp_path, scratch):
 
 def test_a_backtracking_objective_regex_is_stopped_by_its_time_limit():
     """Issue 43, class 4: ``^(a|aa)+$`` on 41 characters backtracks for minutes in the standard ``re``."""
-    from bat.core.commandspec import REGEX_TIMEOUT_S
 
     spec = parse_command_section({"run": "./p", "objective": {"regex": "^(a|aa)+$"}}, {"X"}, "bench.json")
-    start = time.perf_counter()
-    with pytest.raises(ValueError, match=r"took over .* s on 41 characters"):
+    with pytest.raises(ValueError, match=r"took over .* s on 41 characters"):  # the limit fired: it stopped
         spec.objective.read_ms("a" * 40 + "!")
-    assert time.perf_counter() - start < 10 * REGEX_TIMEOUT_S
     with pytest.raises(ValueError, match="not a number"):  # a short output still matches at once
         spec.objective.read_ms("aaaa")

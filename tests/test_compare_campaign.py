@@ -221,7 +221,7 @@ def test_targets_resolution() -> None:
 
 
 def test_dask_local_cluster_runs_the_campaign(tmp_path: Path) -> None:
-    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'scale' group) is missing")
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'dask' extra) is missing")
     c = campaign(repeats=2)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:

@@ -41,7 +41,7 @@ def _outputs(out: Path) -> tuple[Any, str, list[str]]:
 
 
 def test_one_worker_two_workers_and_dask_write_the_same_results(tmp_path: Path) -> None:
-    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'scale' group) is missing")
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'dask' extra) is missing")
     c = _campaign()
     one = compare(c, tmp_path / "one", workers=1)
     two = compare(c, tmp_path / "two", workers=2)

@@ -36,11 +36,9 @@ def test_depth_digits_and_non_finite_numbers_are_limits_of_loads() -> None:
 def test_only_regular_files_are_read(tmp_path: Path) -> None:
     fifo = tmp_path / "x.parquet"
     os.mkfifo(fifo)
-    start = time.perf_counter()
-    for path, kind in ((fifo, "FIFO"), (Path("/dev/zero"), "device"), (tmp_path, "folder")):
+    for path, kind in ((fifo, "FIFO"), (Path("/dev/zero"), "device"), (tmp_path, "folder")):  # a read would block
         with pytest.raises(InputLimitError, match=kind):
             limits.read_bytes(path)
-    assert time.perf_counter() - start < 5
 
 
 def test_a_gzip_bomb_stops_at_the_decompressed_limit(tmp_path: Path) -> None:
@@ -115,9 +113,8 @@ def test_a_fifo_in_the_data_folder_blocks_no_listing(tmp_path, monkeypatch, caps
     data = tmp_path / "bat-data" / "datasets"
     data.mkdir(parents=True)
     os.mkfifo(data / "x.parquet")
-    start = time.perf_counter()
-    code = run_in(tmp_path, monkeypatch, ["list", "datasets"])
-    assert time.perf_counter() - start < 20 and code == 0  # the FIFO is no dataset: skipped, nothing blocks
+    code = run_in(tmp_path, monkeypatch, ["list", "datasets"])  # opening the FIFO would block: it is skipped
+    assert code == 0
 
 
 def test_the_shipped_data_is_within_the_limits() -> None:

@@ -121,7 +121,7 @@ def _compile(job: tuple[str, dict]) -> tuple[str, dict, bool, str, dict, float]:
 
 @cache
 def compiled() -> tuple[dict[str, list], float]:
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (the 'nvrtc' extra) absent")
     rng = np.random.default_rng(20240611)
     jobs = [(name, c) for name in BENCHMARKS for c in stratified_sample(name, rng)]
     start = time.perf_counter()
@@ -190,7 +190,7 @@ def test_compile_sample_covers_failures_and_reports_time() -> None:
 
 
 def test_inspect_config_reports_usage() -> None:
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (the 'nvrtc' extra) absent")
     from bat.core.errors import BackendError
     from bat.core.kernel import load_runner
     from bat.toolchain.nvrtc import inspect_config

@@ -14,7 +14,7 @@ PNPOLY = {"between_method": 0, "block_size_x": 256, "tile_size": 4, "use_method"
 
 def test_a_repeated_compile_is_read_back_and_a_changed_one_is_not(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (the 'nvrtc' extra) absent")
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     runner = load_runner("pnpoly")
     first = compile_config(runner, PNPOLY)
@@ -28,7 +28,7 @@ def test_a_repeated_compile_is_read_back_and_a_changed_one_is_not(tmp_path: Path
 
 
 def test_a_failed_compile_is_cached_as_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (uv group 'nvrtc') absent")
+    pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings (the 'nvrtc' extra) absent")
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     big = {"block_size_x": 128, "block_size_y": 8, "filter_height": 15, "filter_width": 15,
            "read_only": 0, "tile_size_x": 3, "tile_size_y": 3, "use_padding": 0}

@@ -91,7 +91,8 @@ def test_the_python_client_twin_gives_the_in_process_trace(gemm):
     pd.testing.assert_frame_equal(external.trace[cols], twin.trace[cols], check_exact=True)
 
 
-def test_a_client_that_dies_ends_the_run_with_its_trace(gemm, tmp_path, capfd):
+def test_a_client_that_dies_ends_the_run_with_its_trace(gemm, tmp_path, capfd, monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # its print reaches stderr however Python buffers
     result = run_tuner(make_tuner(script(tmp_path, DIES)), gemm, budget=Budget(max_evals=10), seed=1,
                        out=tmp_path / "t.parquet")
     assert result.evaluated == 2 and len(result.trace) == 2

@@ -52,10 +52,9 @@ def line(message: dict) -> bytes:
 def test_a_stalled_client_ends_its_session_within_the_limit(tail, limit) -> None:
     fd = feed([(0, line(HELLO) + line(evaluate(A)) + tail)])
     sess, recorder = session(Pacing(idle_s=0.5, request_s=0.5))
-    start = time.perf_counter()
     with os.fdopen(fd, "rb") as reader:
         outcome = sess.run(reader, io.BytesIO())
-    assert time.perf_counter() - start < 4
+    # the writer closes its end 8 s later: without the limit the session would end "closed", not "stalled"
     assert outcome.ended == "stalled" and limit in outcome.stalled and "stalled" in outcome.report()["warning"]
     assert len(recorder.frame()) == 1  # the evaluation before the stall is in the trace
 
@@ -119,10 +118,9 @@ def _alive(pid: int) -> bool:
 def test_an_exec_tuner_that_stalls_ends_the_run_and_its_children(tmp_path, monkeypatch) -> None:
     (tmp_path / "staller.py").write_text(STALLER)
     pid_file = tmp_path / "child.pid"
-    start = time.perf_counter()
     code = run_in(tmp_path, monkeypatch, ["run", "-t", f"exec:{sys.executable} staller.py {pid_file}",
                                           "-O", "idle_s=1", "-b", "pnpoly", "--budget", "5", "-o", "t.parquet"])
-    assert time.perf_counter() - start < 30 and code == 0
+    assert code == 0  # the staller sleeps 300 s: the run ended at its idle limit (its trace says "stalled")
     _, meta = read_trace(tmp_path / "t.parquet")
     assert "stalled" in json.dumps(meta)
     child = int(pid_file.read_text())

@@ -4,7 +4,6 @@ the problem size), and ``bat record`` on a command benchmark honours --max-minut
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -58,12 +57,10 @@ def test_a_journal_of_another_problem_size_is_not_resumed(tmp_path) -> None:
 
 def test_record_of_a_command_benchmark_honours_max_minutes(tmp_path, monkeypatch) -> None:
     write(tmp_path, "s.json", run="sleep 0.2", values=200)
-    start = time.perf_counter()
     code = run_in(tmp_path, monkeypatch, ["record", "-b", "s.json", "--all", "--max-minutes", "0.01",
                                           "--repeats", "1", "-o", "out.parquet"])
-    took = time.perf_counter() - start
     rows = len(Dataset.load(tmp_path / "out.parquet").frame)
-    assert code == 0 and rows < 20 and took < 15, (code, rows, took)
+    assert code == 0 and rows < 20, (code, rows)  # 0.6 s of 200 runs of 0.2 s: it stopped early, at any load
 
 
 @pytest.mark.parametrize("repeats", [1, 3])
@@ -74,8 +71,6 @@ def test_record_of_a_command_benchmark_honours_repeats_and_timeout(tmp_path, mon
     frame = Dataset.load(tmp_path / "r.parquet").frame
     assert {len(t) for t in frame["times_ms"]} == {repeats}
     write(tmp_path, "slow.json", run="sleep 30", values=1)
-    start = time.perf_counter()
     assert run_in(tmp_path, monkeypatch, ["record", "-b", "slow.json", "--all", "--timeout", "0.3",
-                                          "-o", "t.parquet"]) == 0
-    assert time.perf_counter() - start < 10
+                                          "-o", "t.parquet"]) == 0  # a run of 30 s, killed at its limit
     assert list(Dataset.load(tmp_path / "t.parquet").frame["status"]) == ["timeout"]

@@ -127,7 +127,7 @@ def test_a_prior_of_another_space_is_refused(tmp_path, capsys):
 
 
 def test_the_study_runs_on_dask_unchanged(tmp_path):
-    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'scale' group) is missing")
+    distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'dask' extra) is missing")
     from bat.analysis.compare.transfer import run_transfer
 
     plan = plan_transfer(tuners=[TUNER, "reference:random"], benchmarks=["convolution_milo"], budget=5, repeats=1)

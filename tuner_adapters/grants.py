@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from bat.core.errors import BatError
 from bat.core.userdata import data_dir
@@ -38,10 +37,7 @@ class CodeGrant:
 
 def _base() -> list[str]:
     """System folders, Python and BAT's code (a program may use BAT's protocol client)."""
-    import bat.core.tuner as core_tuner
-
-    bat_dir = Path(core_tuner.__file__).resolve().parents[1]  # bat/ (core/ is no link)
-    return [*SYSTEM_READ, *python_paths(), *package_code(bat_dir)]
+    return [*SYSTEM_READ, *python_paths(), *package_code("bat")]
 
 
 def python_tuner(spec: str) -> CodeGrant:

@@ -198,7 +198,8 @@ class KernelTunerStrategy(Tuner):
             from kernel_tuner import util
             from kernel_tuner.interface import Options, strategy_map
         except ImportError as exc:
-            raise MissingDependencyError("the kernel_tuner tuners need the kernel_tuner package") from exc
+            raise MissingDependencyError("the kernel_tuner tuners need the kernel_tuner package (the 'tuners' "
+                                         "extra: pip install 'bat-autotune[tuners]')") from exc
         space = problem.space
         total = space.count_valid()
         if total > MAX_VALID:

@@ -88,7 +88,8 @@ class OptunaTuner(Tuner):
         try:
             import optuna
         except ImportError as exc:
-            raise MissingDependencyError("the optuna tuners need the optuna package") from exc
+            raise MissingDependencyError("the optuna tuners need the optuna package (the 'tuners' extra: "
+                                         "pip install 'bat-autotune[tuners]')") from exc
         optuna.logging.set_verbosity(optuna.logging.ERROR)
         space = problem.space
         if self.sampler in SAMPLER_NEEDS:

@@ -24,6 +24,7 @@ the caller then says so on the run's first line.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import struct
 import sys
@@ -141,17 +142,24 @@ def python_paths() -> list[str]:
     return sorted(os.path.realpath(p) for p in found)
 
 
-def package_code(package_dir: Path) -> list[str]:
-    """The code of a package folder: the folder, with each linked sub-folder by its real path.
+#: sub-packages of ``bat`` that pyproject.toml maps from folders of their own: an editable install leaves
+#: them there, outside bat/ (tests/test_architecture.py checks this against pyproject.toml)
+MAPPED = ("analysis", "benchmarks", "results", "tuner_adapters")
 
-    A linked sub-folder that holds data (``.parquet``) contributes only its ``.py`` files, so the
+
+def package_code(package: str = "bat") -> list[str]:
+    """The code of the imported ``package``: its folder, and each mapped sub-package found outside it, by real path.
+
+    A sub-package outside it that holds data (``.parquet``) contributes only its ``.py`` files, so the
     data stays unreadable.
     """
-    out = [str(package_dir.resolve())]
-    for child in sorted(package_dir.iterdir()):
-        if not child.is_symlink() or not child.is_dir():
+    root = Path(os.path.realpath(sys.modules[package].__path__[0]))
+    out = [str(root)]
+    for name in MAPPED:
+        spec = importlib.util.find_spec(f"{package}.{name}")
+        real = Path(os.path.realpath(spec.submodule_search_locations[0])) if spec and spec.origin else None
+        if real is None or real.is_relative_to(root):
             continue
-        real = child.resolve()
         if any(real.rglob("*.parquet")):
             out.extend(str(p) for p in sorted(real.rglob("*.py")))
         else:

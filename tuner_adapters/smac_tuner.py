@@ -129,7 +129,8 @@ class SmacTuner(Tuner):
         try:
             import smac  # noqa: F401 - checked here for a clear error
         except ImportError as exc:
-            raise MissingDependencyError("the smac tuners need the smac package (SMAC3)") from exc
+            raise MissingDependencyError("the smac tuners need the smac package, SMAC3 (the 'tuners' extra: "
+                                         "pip install 'bat-autotune[tuners]')") from exc
         from threadpoolctl import threadpool_limits
 
         threads = threadpool_limits(limits=self.n_jobs) if self.n_jobs > 0 else contextlib.nullcontext()

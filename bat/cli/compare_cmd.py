@@ -134,67 +134,43 @@ def compare(
 
 def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str] = frozenset()) -> None:
     """What ``bat compare`` prints: runs, outputs, data flags, scores (oracles apart) and the gate's verdict
-    (and its document)."""
-    say("{} runs executed, {} reused from {} ({:.1f} s)", done.run.executed, done.run.reused, out / "runs.sqlite",
-        done.run.wall_s)
-    say("summary: {}; numbers and traces: {}", done.paths["summary"], done.paths["json"])
-    warned = []
-    for record in done.run.records:  # a tuner that misbehaved: one line per run, the campaign went on
-        m = record.meta
-        if warning := m.get("tuner_report", {}).get("warning"):
-            say("[yellow]warning:[/] {} on {}/{} repeat {}: {}", m.get("label"), m.get("benchmark"), m.get("gpu"),
-                m.get("repeat"), warning)
-            warned.append({"label": m.get("label"), "benchmark": m.get("benchmark"), "gpu": m.get("gpu"),
-                           "repeat": m.get("repeat"), "warning": str(warning),
-                           "processes_left": m["tuner_report"].get("processes_left", [])})
-    result = done.analysis
-    m = result.methodology
-    flags = []
-    for t in (m.targets if m is not None else []):
-        if t.check.flagged:
-            flags.append({"target": t.name, "messages": [f.message for f in t.check.flags]})
-            say("[yellow]data check flagged {}:[/] {}", t.name, "; ".join(f.message for f in t.check.flags))
-    scores = {}
-    tuners = [label for label in result.scores if label not in oracle_labels]
-    apart = [label for label in result.scores if label in oracle_labels]
-    for label in tuners + apart:
-        if label == (apart[0] if apart else None):
+    (and its document: the fields of ``bat.compare``'s result)."""
+    from bat.analysis.compare.outcome import outcome
+
+    found = outcome(done, oracle_labels)
+    say("{} runs executed, {} reused from {} ({:.1f} s)", found.executed, found.reused, out / "runs.sqlite",
+        found.wall_s)
+    say("summary: {}; numbers and traces: {}", found.outputs["summary"], found.outputs["json"])
+    for w in found.run_warnings:  # a tuner that misbehaved: one line per run, the campaign went on
+        say("[yellow]warning:[/] {} on {}/{} repeat {}: {}", w["label"], w["benchmark"], w["gpu"], w["repeat"],
+            w["warning"])
+    for flag in found.data_flags:
+        say("[yellow]data check flagged {}:[/] {}", flag["target"], "; ".join(flag["messages"]))
+    first_oracle = next((label for label in found.scores if label in oracle_labels), None)
+    for label, s in found.scores.items():
+        if label == first_oracle:
             say("oracles (they read the target's measurements, which no real tuner has; not ranked with the "
                 "tuners above):")
-        s = result.scores[label]
-        score = "-" if s["overall"] is None else f"{s['overall']:+.3f}"
+        score = "-" if s["score"] is None else f"{s['score']:+.3f}"
         line = markup("  {}: score {} (mean relative performance against random search's expectation)", label, score)
-        scores[label] = {"score": s["overall"]}
-        if m is not None:
-            for axis in ("evaluations", "time"):
-                a = m.aggregate(label, axis)
-                scores[label][f"methodology_{axis}"] = {k: a[k] for k in ("score", "ci_low", "ci_high")}
-                if a["score"] is not None:
-                    ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
-                    line = markup("{}; methodology score on {} {:+.3f}{}", line, axis, a["score"], ci)
+        for axis in ("evaluations", "time"):
+            a = s.get(f"methodology_{axis}")
+            if a is not None and a["score"] is not None:
+                ci = f" [{a['ci_low']:+.3f}, {a['ci_high']:+.3f}]" if a["ci_low"] is not None else ""
+                line = markup("{}; methodology score on {} {:+.3f}{}", line, axis, a["score"], ci)
         say("{} (0 = random search, 1 = the optimum)", line)
-    doc = {"executed": done.run.executed, "reused": done.run.reused, "wall_s": done.run.wall_s,
-           "outputs": {k: str(v) for k, v in done.paths.items()}, "data_flags": flags, "scores": scores,
-           "run_warnings": warned, "gate": None}
-    g = result.gate
+    document(found.document())
+    g = found.gate
     if g is None:
-        document(doc)
         return
-    compared = done.compared
-    regressed = [] if g.regressed is None else [
-        {"label": r.label, "benchmark": r.benchmark, "gpu": r.gpu, "budget": int(r.budget), "median": r.median,
-         "median_baseline": r.median_baseline, "cles_better": r.cles_better, "p_holm": r.p_holm}
-        for r in g.regressed.itertuples()]
-    doc["gate"] = {"baseline": str(done.baseline), "compared": list(compared), "passed": bool(compared) and g.passed,
-                   "regressed": regressed}
-    document(doc)
-    say("gate: {} cell(s) compared with {}: {}", len(compared), done.baseline, "; ".join(compared) or "none")
+    compared = g["compared"]
+    say("gate: {} cell(s) compared with {}: {}", len(compared), g["baseline"], "; ".join(compared) or "none")
     if not compared:
         say("[red]gate failed[/]: no cell compared (expected {})", "; ".join(done.gated))
-    elif g.passed:
-        say("gate passed: no cell significantly worse than {}", done.baseline)
+    elif g["passed"]:
+        say("gate passed: no cell significantly worse than {}", g["baseline"])
     else:
-        for r in regressed:
+        for r in g["regressed"]:
             say("[red]regressed[/]: {} on {}/{} at {} (median {:.3f} vs {:.3f}, CLES {:.2f}, p {:.2g})", r["label"],
                 r["benchmark"], r["gpu"], r["budget"], r["median"], r["median_baseline"], r["cles_better"],
                 r["p_holm"])
@@ -260,7 +236,8 @@ def _check_scheduler(address: str) -> None:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
+        raise MissingDependencyError("--scheduler needs dask[distributed] (the 'dask' extra: "
+                                     "pip install 'bat-autotune[dask]')") from exc
     try:
         with Client(address, timeout=SCHEDULER_TIMEOUT_S):
             pass

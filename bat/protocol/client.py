@@ -53,10 +53,13 @@ class Client:
 
     @classmethod
     def stdio(cls) -> Client:
-        """The protocol on this process's stdin and stdout; fd 1 then writes to stderr."""
+        """The protocol on this process's stdin and stdout; fd 1 then writes to stderr, a line at a time as
+        stderr does (a print is not lost in a buffer when the program ends abruptly, ``os._exit``)."""
         protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
         sys.stdout.flush()
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        if hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(line_buffering=True)
         return cls(sys.stdin.buffer, protocol_out)
 
     @classmethod

@@ -62,7 +62,7 @@ def _nvrtc():
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise MissingDependencyError(
             "compiling kernels needs cuda-bindings and nvidia-cuda-nvrtc "
-            "(uv dependency group 'nvrtc'): " + str(exc)
+            "(the 'nvrtc' extra: pip install 'bat-autotune[nvrtc]'): " + str(exc)
         ) from exc
     return nvrtc
 
