@@ -19,6 +19,8 @@ its own layer and the ones its rule allows, nothing else:
   folders of the same name); the campaign engine (``bat/analysis/compare``)
   also uses the run wiring, and the hypertune (``bat/analysis/hypertune``)
   runs campaigns;
+- leaderboard (``bat/leaderboard``): the signed site of ``bat leaderboard``,
+  drawn from compare results with the analyses' figure style;
 - cli and the public facade (``bat/__init__``): anything.
 
 The core imports no tuning, analysis or device library. No import cycle
@@ -59,6 +61,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
     "analysis/hypertune": frozenset({"core", "registry", "run", "analysis", "analysis/compare",
                                      "analysis/hypertune"}),
+    "leaderboard": frozenset({"core", "analysis", "leaderboard"}),
 }
 ANYTHING = ("cli", "facade")
 #: third-party packages a layer must never import
@@ -78,6 +81,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "analysis": TUNING - {"sklearn"} | DEVICE,
     "analysis/hypertune": TUNING - {"sklearn"} | DEVICE,
     "tuner_adapters": ANALYSIS - {"scipy"} | DEVICE,
+    "leaderboard": TUNING | DEVICE | {"typer", "click"},
 }
 LAYERS = (*ALLOWED, *ANYTHING)
 

@@ -8,6 +8,7 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from bat.analysis.compare.campaign import Campaign, TunerSpec
@@ -217,3 +218,21 @@ def test_the_same_folder_twice_counts_its_runs_once(folders, key, tmp_path, caps
     for row in standings["overall"]:
         assert row["evaluations"]["score"] == alone[row["tuner"]]["evaluations"]["score"]
         assert row["evaluations"]["targets"] == 1
+
+
+def test_json_documents_follow_their_schema(folders, key, tmp_path, capsys) -> None:
+    schema = json.loads((Path(__file__).resolve().parents[1] / "bat/schemas/cli/leaderboard.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    site = tmp_path / "site"
+    docs = []
+    for args, code in ((["leaderboard", str(folders["a"]), "--out", str(site)], EXIT_OK),
+                       (["leaderboard", "--verify", str(site)], EXIT_OK)):
+        assert main([*args, "--json"]) == code
+        docs.append(json.loads(capsys.readouterr().out))
+    (site / "tuner" / f"{slug('first')}.html").write_text("changed")
+    assert main(["leaderboard", "--verify", str(site), "--json"]) == EXIT_FOUND
+    docs.append(json.loads(capsys.readouterr().out))
+    for doc in docs:
+        validator.validate(doc)
+    assert docs[0]["key_created"] and docs[1]["verified"] and docs[1]["public_key"] == docs[0]["public_key"]
+    assert docs[2] == {**docs[2], "verified": False, "file": f"tuner/{slug('first')}.html", "exit_code": 3}

@@ -50,7 +50,9 @@ def leaderboard(
                                  param_hint="RESULTS")
     if out is None:
         raise typer.BadParameter("give the site folder to write", param_hint="--out")
-    built = build(list(results), out, key if key is not None else default_key())
+    import bat
+
+    built = build(list(results), out, key if key is not None else default_key(), bat.__version__)
     say("site: {} ({} files, {} tuners on {} targets); open {}", built.site, built.files, built.tuners,
         built.targets, built.site / "index.html")
     say("signed with {} ({}); public key {}", built.key, "made now" if built.key_created else "existing",

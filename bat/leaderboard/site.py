@@ -64,10 +64,9 @@ def _stored(k: int) -> str:
     return f"data/{k}/{RESULTS}"
 
 
-def build(folders: list[Path], out: Path, key_path: Path) -> Built:
-    """The site of ``folders`` in ``out`` (which must not exist), sealed with the key in ``key_path``."""
-    import bat
-
+def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built:
+    """The site of ``folders`` in ``out`` (which must not exist), sealed with the key in ``key_path``;
+    ``version``: BAT's, recorded in the manifest."""
     if out.exists() or out.is_symlink():
         raise OutputError(f"--out {out}: exists; a leaderboard is written to a new folder, never over one")
     check_output_folder(out.parent, what="--out")
@@ -91,7 +90,7 @@ def build(folders: list[Path], out: Path, key_path: Path) -> Built:
             if rel.startswith("figures/") and rel.endswith(".json"):
                 figures.draw(json.loads(text), tmp / rel.replace(".json", ".svg"))
         doc = seal.manifest(tmp, [{"name": s.name, "path": _stored(k), "sha256": s.sha256}
-                                  for k, s in enumerate(sources, start=1)], bat.__version__)
+                                  for k, s in enumerate(sources, start=1)], version)
         data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
         (tmp / seal.MANIFEST).write_bytes(data)
         (tmp / seal.SIGNATURE).write_text(seal.sign(data, key) + "\n", encoding="ascii")
