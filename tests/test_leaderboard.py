@@ -236,3 +236,22 @@ def test_json_documents_follow_their_schema(folders, key, tmp_path, capsys) -> N
         validator.validate(doc)
     assert docs[0]["key_created"] and docs[1]["verified"] and docs[1]["public_key"] == docs[0]["public_key"]
     assert docs[2] == {**docs[2], "verified": False, "file": f"tuner/{slug('first')}.html", "exit_code": 3}
+
+
+def test_convergence_curves_end_where_the_runs_report_their_best(folders, key, tmp_path, capsys) -> None:
+    site = tmp_path / "site"
+    _build([folders["a"]], site, capsys)
+    runs = json.loads((folders["a"] / "results.json").read_text())["runs"]
+    target = json.loads((site / "standings.json").read_text())["targets"]["pnpoly/RTX_3090"]
+    random_runs = [r["meta"] for r in runs if r["meta"]["label"] == "reference:random"]
+    curve = target["convergence"]["reference:random"]
+    assert curve["runs"] == len(random_runs) == 3 and len(curve["median"]) == 8
+    for budget in (4, 8):  # one run at 8 evaluations: its trace holds the best at 4 too
+        reported = sorted(m["per_budget"][str(budget)]["rel_perf"] for m in random_runs)
+        assert curve["median"][budget - 1] == pytest.approx(reported[1], abs=1e-6)
+        assert curve["q1"][budget - 1] <= curve["median"][budget - 1] <= curve["q3"][budget - 1]
+    assert curve["median"] == sorted(curve["median"])  # the best so far never gets worse
+    first = target["convergence"]["first"]  # run once per budget: the curves are those of its 8-evaluation runs
+    assert first["runs"] == 3
+    svg = (site / "figures" / f"{slug('pnpoly/RTX_3090')}-convergence.svg").read_text()
+    assert "reference:random (3 runs)" in svg and svg.count("<path") > 10

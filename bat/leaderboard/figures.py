@@ -1,4 +1,4 @@
-"""The figures of a leaderboard site: each tuner's score with its 95 % interval on both axes, as SVG (matplotlib).
+"""The figures of a leaderboard site, as SVG (matplotlib): scores with their intervals, and convergence curves.
 
 A figure is drawn from its input (``figures/<name>.json``, written by
 ``bat.leaderboard.pages``) alone, under the analyses' style
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bat.analysis.plots import pyplot, series_style, set_title, styled
+from bat.analysis.plots import legend_beside, pyplot, series_style, set_title, styled
 from bat.leaderboard.sources import AXES
 
 if TYPE_CHECKING:
@@ -37,18 +37,37 @@ def score_figure(data: dict[str, Any]) -> Figure:
                                                     [max(s["ci_high"] - s["score"], 0.0)]]  # rounding: never < 0
             ax.errorbar([s["score"]], [y], xerr=err, fmt="o", capsize=3, color=series_style(0)["color"])
         ax.axvline(0.0, color="0.5", linewidth=0.8, linestyle="--")
-        ax.set_xlabel(f"{_AXIS_NAMES[axis]} (0 = random search, 1 = optimum)")
+        ax.set_xlabel(f"{_AXIS_NAMES[axis]}\n(0 = random search, 1 = optimum)")
         ax.set_yticks(range(len(names)), names)
         ax.set_ylim(len(names) - 0.5, -0.5)
     set_title(panels[0], data["title"])
     return fig
 
 
+@styled
+def convergence_figure(data: dict[str, Any]) -> Figure:
+    """Per tuner: median relative performance after each evaluation (line), Q1 to Q3 (band)."""
+    fig = pyplot().figure(figsize=(7.0, 3.6))
+    pyplot().close(fig)
+    ax = fig.subplots()
+    for k, (label, c) in enumerate(data["curves"].items()):
+        style = series_style(k)
+        x = range(1, len(c["median"]) + 1)
+        ax.fill_between(x, c["q1"], c["q3"], color=style["color"], alpha=0.2, linewidth=0)
+        ax.plot(x, c["median"], label=f"{label} ({c['runs']} runs)", **style)
+    ax.set_xlabel("evaluations")
+    ax.set_ylabel("best known / best found so far")
+    ax.set_ylim(0.0, 1.05)
+    legend_beside(ax)
+    set_title(ax, data["title"])
+    return fig
+
+
 def draw(data: dict[str, Any], path: Path) -> Path:
-    """``score_figure`` of ``data`` written to ``path`` (SVG)."""
+    """The figure of ``data`` (a score or a convergence figure, by its ``kind``) written to ``path`` (SVG)."""
     import matplotlib
 
-    fig = score_figure(data)
+    fig = convergence_figure(data) if data["kind"] == "convergence" else score_figure(data)
     with matplotlib.rc_context({"svg.hashsalt": "bat-leaderboard", "text.parse_math": False}):
         fig.savefig(path, format="svg", metadata={"Date": None})
     return path

@@ -129,9 +129,15 @@ def _figure(name: str, alt: str, up: str) -> str:
 
 
 def figure_input(title: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What a figure draws: each tuner's score and interval on both axes, in the ranking's order."""
-    return {"title": title, "rows": [{"tuner": r["tuner"], **{a: {k: r[a][k] for k in ("score", "ci_low", "ci_high")}
-                                                              for a in AXES}} for r in rows]}
+    """What a score figure draws: each tuner's score and interval on both axes, in the ranking's order."""
+    return {"kind": "scores", "title": title,
+            "rows": [{"tuner": r["tuner"], **{a: {k: r[a][k] for k in ("score", "ci_low", "ci_high")} for a in AXES}}
+                     for r in rows]}
+
+
+def convergence_input(title: str, curves: dict[str, Any]) -> dict[str, Any]:
+    """What a convergence figure draws: per tuner the median relative performance per evaluation and its band."""
+    return {"kind": "convergence", "title": title, "curves": curves}
 
 
 _NOTE = ("<p>The methodology score (Willemsen et al., FGCS 2024): 0 = random search, 1 = the optimum in every run; "
@@ -186,6 +192,9 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
         s = success.get((label, b))
         return ("-", "") if s is None else (f"{s['successes']}/{s['runs']}", s["successes"] / max(s["runs"], 1))
 
+    if t["convergence"]:
+        body += ("<h2>Convergence: best found so far, median and interquartile band</h2>"
+                 + _figure(f"{slug(name)}-convergence", f"convergence on {name}", "../"))
     body += ("<h2>Per budget: relative performance, median [Q1, Q3]</h2>"
              + _table(["tuner", *map(str, budgets)], [[(escape(lab), None), *(median(lab, b) for b in budgets)]
                                                       for lab in labels])
@@ -212,6 +221,8 @@ def render(standings: dict[str, Any]) -> dict[str, str]:
                              "standings.json": json.dumps(standings, indent=1, sort_keys=True) + "\n"}
     figures = {"overall": figure_input("All targets", standings["overall"])}
     figures.update({slug(name): figure_input(name, t["scores"]) for name, t in standings["targets"].items()})
+    figures.update({f"{slug(name)}-convergence": convergence_input(name, t["convergence"])
+                    for name, t in standings["targets"].items() if t["convergence"]})
     for name, data in figures.items():
         files[f"figures/{name}.json"] = json.dumps(data, indent=1, sort_keys=True) + "\n"
     sources = "".join(f"<li>{escape(s['name'])}: results.json sha256 <code>{s['sha256']}</code></li>"
