@@ -238,7 +238,7 @@ def test_json_documents_follow_their_schema(folders, key, tmp_path, capsys) -> N
     assert docs[2] == {**docs[2], "verified": False, "file": f"tuner/{slug('first')}.html", "exit_code": 3}
 
 
-def test_convergence_curves_end_where_the_runs_report_their_best(folders, key, tmp_path, capsys) -> None:
+def test_convergence_and_ecdf_curves_agree_with_the_runs(folders, key, tmp_path, capsys) -> None:
     site = tmp_path / "site"
     _build([folders["a"]], site, capsys)
     runs = json.loads((folders["a"] / "results.json").read_text())["runs"]
@@ -255,3 +255,10 @@ def test_convergence_curves_end_where_the_runs_report_their_best(folders, key, t
     assert first["runs"] == 3
     svg = (site / "figures" / f"{slug('pnpoly/RTX_3090')}-convergence.svg").read_text()
     assert "reference:random (3 runs)" in svg and svg.count("<path") > 10
+    hits = json.loads((folders["a"] / "results.json").read_text())["methodology"]["hitting_times"]
+    mine = [h["evaluations"] for h in hits if h["label"] == "reference:random"]
+    share = target["ecdf"]["reference:random"]["share"]
+    assert target["ecdf"]["reference:random"]["pairs"] == len(mine) == 3 * 6  # 3 runs, 6 fixed targets each
+    for k in (1, 4, 8):
+        assert share[k - 1] == pytest.approx(sum(e is not None and e <= k for e in mine) / len(mine), abs=1e-6)
+    assert share == sorted(share) and 0.0 < share[-1] < 1.0

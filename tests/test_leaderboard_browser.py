@@ -87,7 +87,7 @@ def test_every_kind_of_page_loads_without_a_console_line_and_draws_its_figures(s
         assert console == [], f"{name}: {console}"
         images = reports[name]["images"]
         assert all(width > 0 for width in images), f"{name}: a figure not drawn: {images}"
-    assert len(reports[pages[3]]["images"]) == 2  # a target's scores and its convergence curves
+    assert len(reports[pages[3]]["images"]) == 3  # a target's scores, convergence curves and ECDF
     index = reports["index.html"]
     ranking = [r["tuner"] for r in standings["overall"]]
     assert index["before"] == ranking and len(index["images"]) == 1

@@ -1,9 +1,16 @@
-"""Convergence curves of a leaderboard's targets, from the stored traces: best found so far per evaluation.
+"""Curves of a leaderboard: convergence from the stored traces, fixed-target ECDFs from the stored hitting times.
 
-For each (tuner, target), the runs at the campaign's largest budget: after
-the k-th charged evaluation, the run's relative performance is the best known
-time over the best time found so far (0 before any configuration ran). The
-curve is the median over runs with the interquartile band (Q1, Q3).
+Convergence: for each (tuner, target), the runs at the campaign's largest
+budget; after the k-th charged evaluation, the run's relative performance is
+the best known time over the best time found so far (0 before any
+configuration ran). The curve is the median over runs with the interquartile
+band (Q1, Q3).
+
+ECDF: the share of (run, fixed target) pairs a tuner reached within k
+evaluations, k = 1..budget, from the hitting times ``bat compare`` stored
+(``methodology.hitting_times``: the fixed targets are 1.5 to 1.01 x the
+optimum and the noise-aware optimum set); a pair never reached counts as
+not reached at every k.
 """
 
 from __future__ import annotations
@@ -42,3 +49,14 @@ def curves(runs: list[dict[str, Any]], budget: int) -> dict[str, dict[str, Any]]
         out[label] = {"runs": len(rows), "median": median.round(6).tolist(), "q1": q1.round(6).tolist(),
                       "q3": q3.round(6).tolist()}
     return out
+
+
+def ecdf(hits: list[dict[str, Any]], budget: int) -> dict[str, dict[str, Any]]:
+    """Per tuner label: the share of its (run, fixed target) pairs in ``hits`` reached within 1..``budget``."""
+    by_label: dict[str, list[float]] = {}
+    for row in hits:
+        by_label.setdefault(row["label"], []).append(np.inf if row.get("evaluations") is None
+                                                     else float(row["evaluations"]))
+    steps = np.arange(1, budget + 1)
+    return {label: {"pairs": len(v), "share": (np.asarray(v)[None, :] <= steps[:, None]).mean(axis=1)
+                    .round(6).tolist()} for label, v in sorted(by_label.items())}

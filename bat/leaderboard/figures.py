@@ -1,4 +1,4 @@
-"""The figures of a leaderboard site, as SVG (matplotlib): scores with their intervals, and convergence curves.
+"""The figures of a leaderboard site, as SVG (matplotlib): scores with their intervals, convergence and ECDFs.
 
 A figure is drawn from its input (``figures/<name>.json``, written by
 ``bat.leaderboard.pages``) alone, under the analyses' style
@@ -45,18 +45,23 @@ def score_figure(data: dict[str, Any]) -> Figure:
 
 
 @styled
-def convergence_figure(data: dict[str, Any]) -> Figure:
-    """Per tuner: median relative performance after each evaluation (line), Q1 to Q3 (band)."""
+def curves_figure(data: dict[str, Any]) -> Figure:
+    """Per tuner, against evaluations: the median relative performance (line) and Q1 to Q3 (band) of a
+    convergence figure, or the share of fixed targets reached of an ECDF figure."""
     fig = pyplot().figure(figsize=(7.0, 3.6))
     pyplot().close(fig)
     ax = fig.subplots()
+    convergence = data["kind"] == "convergence"
     for k, (label, c) in enumerate(data["curves"].items()):
         style = series_style(k)
-        x = range(1, len(c["median"]) + 1)
-        ax.fill_between(x, c["q1"], c["q3"], color=style["color"], alpha=0.2, linewidth=0)
-        ax.plot(x, c["median"], label=f"{label} ({c['runs']} runs)", **style)
+        y = c["median"] if convergence else c["share"]
+        x = range(1, len(y) + 1)
+        if convergence:
+            ax.fill_between(x, c["q1"], c["q3"], color=style["color"], alpha=0.2, linewidth=0)
+        what = f"{c['runs']} runs" if convergence else f"{c['pairs']} pairs"
+        ax.plot(x, y, label=f"{label} ({what})", drawstyle="default" if convergence else "steps-post", **style)
     ax.set_xlabel("evaluations")
-    ax.set_ylabel("best known / best found so far")
+    ax.set_ylabel("best known / best found so far" if convergence else "share of (run, fixed target) reached")
     ax.set_ylim(0.0, 1.05)
     legend_beside(ax)
     set_title(ax, data["title"])
@@ -64,10 +69,10 @@ def convergence_figure(data: dict[str, Any]) -> Figure:
 
 
 def draw(data: dict[str, Any], path: Path) -> Path:
-    """The figure of ``data`` (a score or a convergence figure, by its ``kind``) written to ``path`` (SVG)."""
+    """The figure of ``data`` (scores, convergence or ECDF, by its ``kind``) written to ``path`` (SVG)."""
     import matplotlib
 
-    fig = convergence_figure(data) if data["kind"] == "convergence" else score_figure(data)
+    fig = score_figure(data) if data["kind"] == "scores" else curves_figure(data)
     with matplotlib.rc_context({"svg.hashsalt": "bat-leaderboard", "text.parse_math": False}):
         fig.savefig(path, format="svg", metadata={"Date": None})
     return path

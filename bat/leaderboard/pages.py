@@ -135,9 +135,10 @@ def figure_input(title: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
                      for r in rows]}
 
 
-def convergence_input(title: str, curves: dict[str, Any]) -> dict[str, Any]:
-    """What a convergence figure draws: per tuner the median relative performance per evaluation and its band."""
-    return {"kind": "convergence", "title": title, "curves": curves}
+def curves_input(kind: str, title: str, curves: dict[str, Any]) -> dict[str, Any]:
+    """What a convergence figure (per tuner the median relative performance per evaluation and its band) or an
+    ECDF figure (per tuner the share of (run, fixed target) pairs reached per evaluation) draws."""
+    return {"kind": kind, "title": title, "curves": curves}
 
 
 _NOTE = ("<p>The methodology score (Willemsen et al., FGCS 2024): 0 = random search, 1 = the optimum in every run; "
@@ -195,6 +196,9 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
     if t["convergence"]:
         body += ("<h2>Convergence: best found so far, median and interquartile band</h2>"
                  + _figure(f"{slug(name)}-convergence", f"convergence on {name}", "../"))
+    if t["ecdf"]:
+        body += ("<h2>Fixed targets: share of (run, target) pairs reached (1.5 to 1.01 x the optimum, and the "
+                 "noise-aware optimum)</h2>" + _figure(f"{slug(name)}-ecdf", f"ECDF on {name}", "../"))
     body += ("<h2>Per budget: relative performance, median [Q1, Q3]</h2>"
              + _table(["tuner", *map(str, budgets)], [[(escape(lab), None), *(median(lab, b) for b in budgets)]
                                                       for lab in labels])
@@ -221,8 +225,9 @@ def render(standings: dict[str, Any]) -> dict[str, str]:
                              "standings.json": json.dumps(standings, indent=1, sort_keys=True) + "\n"}
     figures = {"overall": figure_input("All targets", standings["overall"])}
     figures.update({slug(name): figure_input(name, t["scores"]) for name, t in standings["targets"].items()})
-    figures.update({f"{slug(name)}-convergence": convergence_input(name, t["convergence"])
-                    for name, t in standings["targets"].items() if t["convergence"]})
+    for kind in ("convergence", "ecdf"):
+        figures.update({f"{slug(name)}-{kind}": curves_input(kind, name, t[kind])
+                        for name, t in standings["targets"].items() if t[kind]})
     for name, data in figures.items():
         files[f"figures/{name}.json"] = json.dumps(data, indent=1, sort_keys=True) + "\n"
     sources = "".join(f"<li>{escape(s['name'])}: results.json sha256 <code>{s['sha256']}</code></li>"

@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from bat.leaderboard.curves import curves
+from bat.leaderboard.curves import curves, ecdf
 from bat.leaderboard.sources import AXES, Source, owners, target_key
 
 Interval = dict[str, Any]
@@ -96,10 +96,14 @@ def derive(sources: Sequence[Source]) -> dict[str, Any]:
                                  **{k: target.get(k) for k in ("evaluation_window", "time_window_s",
                                                                "simulated_time", "noise_aware_optimum",
                                                                "data_checks")},
-                                 "budget_cells": [], "success": [], "convergence": {}}
+                                 "budget_cells": [], "success": [], "convergence": {}, "ecdf": {}}
             mine = [r for r in s.doc["runs"] if (r["meta"]["benchmark"], r["meta"]["gpu"]) == (benchmark, gpu)
                     and owner.get((r["meta"]["label"], benchmark, gpu)) == i]
             targets[name]["convergence"].update(curves(mine, max(campaign["budgets"])))
+            hits = [h for h in s.doc["methodology"].get("hitting_times", [])
+                    if (h.get("benchmark"), h.get("gpu")) == (benchmark, gpu)
+                    and owner.get((h.get("label"), benchmark, gpu)) == i]
+            targets[name]["ecdf"].update(ecdf(hits, max(campaign["budgets"])))
         for row in s.doc["cells"]:
             key = (row.get("label"), row.get("benchmark"), row.get("gpu"))
             if owner.get(key) == i:  # type: ignore[arg-type]
