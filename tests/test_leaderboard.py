@@ -133,19 +133,42 @@ def test_a_changed_byte_anywhere_is_refused_naming_the_file(site, capsys, path) 
     assert out.count("\n") == 1 and out.startswith(f"refused: {named}: "), out
 
 
+def _sign_again(site: Path, key: Path, doc: dict) -> None:
+    """Write ``doc`` as the site's manifest, signed with the key that built it (a signer who cheats)."""
+    signer = seal.read_key(key)
+    assert signer is not None
+    data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
+    (site / seal.MANIFEST).write_bytes(data)
+    (site / seal.SIGNATURE).write_text(seal.sign(data, signer) + "\n")
+
+
+def test_a_signed_manifest_naming_a_file_outside_the_site_is_refused(site, key, tmp_path, capsys) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not the site's")
+    doc = json.loads((site / seal.MANIFEST).read_text())
+    doc["files"]["../secret.txt"] = seal.digest(outside)
+    _sign_again(site, key, doc)
+    out = _verify(site, capsys, EXIT_USAGE)
+    _one_error(out)
+    assert "every path a plain name inside the site" in out
+
+
+def test_a_symbolic_link_in_the_site_is_refused(site, tmp_path, capsys) -> None:
+    (tmp_path / "real.html").write_text("<p>elsewhere</p>")
+    (site / "target" / "link.html").symlink_to(tmp_path / "real.html")
+    out = _verify(site, capsys, EXIT_FOUND)
+    assert out.startswith("refused: target/link.html: a symbolic link"), out
+
+
 def test_a_number_changed_and_signed_again_is_refused_by_the_re_derivation(site, key, capsys) -> None:
     standings = site / "standings.json"
     text = standings.read_text()
     changed = re.sub(r'"score": (-?[0-9.]+)', lambda m: f'"score": {float(m.group(1)) + 0.5}', text, count=1)
     assert changed != text
     standings.write_text(changed)
-    signer = seal.read_key(key)
-    assert signer is not None
     doc = json.loads((site / seal.MANIFEST).read_text())
     doc["files"]["standings.json"] = seal.digest(standings)
-    data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
-    (site / seal.MANIFEST).write_bytes(data)
-    (site / seal.SIGNATURE).write_text(seal.sign(data, signer) + "\n")
+    _sign_again(site, key, doc)
     out = _verify(site, capsys, EXIT_FOUND)
     assert out.startswith("refused: standings.json: differs from what the stored results give"), out
 

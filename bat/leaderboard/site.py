@@ -8,7 +8,8 @@ not exist or is complete and sealed. A destination that exists is refused.
 ``verify`` checks, in order: the seal is there (all three files: else the
 site is unsigned or partly signed, ``UnsealedSiteError``); the signature of
 the manifest holds for the site's public key (and equals ``expect_key`` when
-given); every file of the site is in the manifest (else partly signed) and
+given); the manifest names only plain paths inside the site and the site holds
+no symbolic link; every file of the site is in the manifest (else partly signed) and
 every file the manifest lists has its digest; each stored results file is
 the one the manifest names; and the standings, the figure inputs and the
 pages derived again from the stored results are the site's, byte for byte.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +31,7 @@ from typing import Any
 
 from bat.core.atomic import check_output_folder
 from bat.core.errors import BatError, OutputError
-from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
+from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes, regular_file
 from bat.leaderboard import figures, pages, seal
 from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source
 from bat.leaderboard.standings import derive
@@ -117,6 +119,37 @@ def _seal(site: Path) -> tuple[bytes, str, str]:
             (site / seal.PUBLIC_KEY).read_text(encoding="ascii", errors="replace").strip())
 
 
+#: a path inside the site as the manifest may name it: plain names, none starting with a dot (no "..")
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
+
+
+def _manifest(site: Path, data: bytes) -> dict[str, Any]:
+    """The manifest's document, its paths plain names inside the site (UnsealedSiteError otherwise)."""
+    where = str(site / seal.MANIFEST)
+    try:
+        doc = loads(data, where)
+    except json.JSONDecodeError:
+        doc = None
+    files = doc.get("files") if isinstance(doc, dict) else None
+    entries = doc.get("sources") if isinstance(doc, dict) else None
+    if not (isinstance(doc, dict) and doc.get("format") == seal.FORMAT and isinstance(files, dict)
+            and isinstance(entries, list)
+            and all(_PLAIN.fullmatch(k) and isinstance(v, str) for k, v in files.items())
+            and all(isinstance(e, dict) and all(isinstance(e.get(f), str) for f in ("name", "path", "sha256"))
+                    and e["path"] in files for e in entries)):
+        raise UnsealedSiteError(f"{where}: not a manifest of format {seal.FORMAT} (files and sources, every path "
+                                "a plain name inside the site)")
+    return doc
+
+
+def _walk(site: Path) -> list[Path]:
+    """Every entry below ``site``, not following symbolic links."""
+    out = []
+    for folder, dirs, names in os.walk(site):
+        out += [Path(folder) / n for n in (*dirs, *names)]
+    return out
+
+
 def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
     """Check ``site`` as the module says; what was checked, or an error naming the first file at fault."""
     data, signature, public = _seal(site)
@@ -125,9 +158,10 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
     if not seal.signature_holds(data, signature, public):
         raise TamperedSiteError(seal.MANIFEST, f"its signature ({seal.SIGNATURE}) does not hold for the key in "
                                                f"{seal.PUBLIC_KEY}: the manifest or the signature was changed")
-    doc = loads(data, str(site / seal.MANIFEST))
-    if not isinstance(doc, dict) or doc.get("format") != seal.FORMAT or not isinstance(doc.get("files"), dict):
-        raise UnsealedSiteError(f"{site / seal.MANIFEST}: not a manifest of format {seal.FORMAT}")
+    doc = _manifest(site, data)
+    if links := [p for p in _walk(site) if p.is_symlink()]:
+        raise TamperedSiteError(links[0].relative_to(site).as_posix(), "a symbolic link: a sealed site holds "
+                                                                       "regular files only")
     listed: dict[str, str] = doc["files"]
     if extra := [name for name in seal.site_files(site) if name not in listed]:
         raise UnsealedSiteError(f"{site}: partly signed: {extra[0]} is not in the manifest"
@@ -135,6 +169,7 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
     for name, sha in listed.items():
         if not (site / name).is_file():
             raise TamperedSiteError(name, "listed in the manifest, missing from the site")
+        regular_file(site / name, MAX_DATA_BYTES)
         if seal.digest(site / name) != sha:
             raise TamperedSiteError(name, "its sha256 is not the manifest's: the file was changed")
     sources = []
@@ -149,7 +184,10 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
         if source.sha256 != entry["sha256"]:
             raise TamperedSiteError(entry["path"], "not the results the manifest names")
         sources.append(source)
-    derived = pages.render(derive(sources))
+    try:
+        derived = pages.render(derive(sources))
+    except SourceError as exc:
+        raise TamperedSiteError(seal.MANIFEST, f"its stored results cannot be merged ({exc})") from None
     for rel, text in derived.items():
         path = site / rel
         if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
