@@ -75,6 +75,8 @@ def test_site_ranks_by_the_methodology_score_and_every_link_resolves(folders, ke
     assert {r["tuner"] for r in overall} == {"reference:random", "first", "reference:genetic"}
     scores = [r["evaluations"]["score"] for r in overall]
     assert scores == sorted(scores, reverse=True) and [r["rank"] for r in overall] == [1, 2, 3]
+    by_time = sorted(overall, key=lambda r: -r["time"]["score"])
+    assert [r["rank_time"] for r in by_time] == [1, 2, 3]
     # one folder's tuner: its own bootstrap interval; random ran in both: the mean of its two targets
     results = {n: json.loads((folders[n] / "results.json").read_text())["methodology"] for n in ("a", "b")}
     first = next(r for r in overall if r["tuner"] == "first")

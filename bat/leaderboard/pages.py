@@ -114,11 +114,12 @@ def _page(title: str, body: str, depth: int) -> str:
 
 
 def _ranking_table(rows: list[dict[str, Any]], up: str, count: str = "targets") -> str:
-    """Rank, tuner and both scores; the last column counts the targets of a group, or a target's runs."""
-    return _table(["rank", "tuner", "score on evaluations [95 % CI]", "score on time [95 % CI]", count],
+    """Ranks, tuner and both scores; the last column counts the targets of a group, or a target's runs."""
+    return _table(["rank", "tuner", "score on evaluations [95 % CI]", "score on time [95 % CI]", "rank on time",
+                   count],
                   [[(str(r["rank"]), r["rank"]),
                     (f'<a href="{up}tuner/{slug(r["tuner"])}.html">{escape(r["tuner"])}</a>', None),
-                    _score_cell(r["evaluations"]), _score_cell(r["time"]),
+                    _score_cell(r["evaluations"]), _score_cell(r["time"]), (str(r["rank_time"]), r["rank_time"]),
                     (str(r["evaluations"].get(count)), r["evaluations"].get(count) or "")] for r in rows])
 
 

@@ -61,12 +61,17 @@ def _group(sources: Sequence[Source], cells: dict[tuple[str, str, str], dict[str
 
 
 def _ranking(labels: list[str], scores: dict[str, dict[str, Interval]]) -> list[dict[str, Any]]:
-    """Rows by the score on evaluations, best first (no score last), then by the time axis and the label."""
-    def key(label: str) -> tuple[Any, ...]:
-        ev, tm = scores[label]["evaluations"]["score"], scores[label]["time"]["score"]
-        return (ev is None, -(ev or 0.0), tm is None, -(tm or 0.0), label)
+    """Rows by the score on evaluations, best first (no score last), then by the time axis and the label;
+    ``rank_time`` is the rank by the time axis first."""
+    def key(first: str, second: str) -> Any:
+        def order(label: str) -> tuple[Any, ...]:
+            a, b = scores[label][first]["score"], scores[label][second]["score"]
+            return (a is None, -(a or 0.0), b is None, -(b or 0.0), label)
+        return order
 
-    return [{"rank": i, "tuner": label, **scores[label]} for i, label in enumerate(sorted(labels, key=key), start=1)]
+    by_time = {label: i for i, label in enumerate(sorted(labels, key=key("time", "evaluations")), start=1)}
+    return [{"rank": i, "rank_time": by_time[label], "tuner": label, **scores[label]}
+            for i, label in enumerate(sorted(labels, key=key("evaluations", "time")), start=1)]
 
 
 def derive(sources: Sequence[Source]) -> dict[str, Any]:
