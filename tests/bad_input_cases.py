@@ -204,6 +204,8 @@ CASES: list[Case] = [
     Case("leaderboard-other-schema", ("leaderboard", "cmp", "--out", "site"), "'methodology'",
          {"cmp/results.json": json.dumps({"campaign": {"tuners": [], "budgets": [8], "repeats": 2}, "cells": [],
                                           "runs": []})}),
+    Case("leaderboard-transfer-study", ("leaderboard", "cmp", "--out", "site"), "transfer study",
+         {"cmp/results.json": json.dumps({"study": {"splits": [], "campaign": {}}, "rows": [], "runs": []})}),
     Case("leaderboard-site-exists", ("leaderboard", "cmp", "--out", "site"), "--out site",
          {"cmp/results.json": "{}", "site/index.html": "<p>mine</p>"}),
     Case("leaderboard-verify-with-out", ("leaderboard", "--verify", "site", "--out", "x"), "--verify",

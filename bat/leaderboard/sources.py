@@ -71,6 +71,9 @@ def _need(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
 
 def check_schema(doc: Any, where: str) -> None:
     """SourceError naming ``where`` and the field when ``doc`` lacks what a leaderboard reads."""
+    if isinstance(doc, dict) and isinstance(doc.get("study"), dict) and "splits" in doc["study"]:
+        raise SourceError(f"{where}: the results of a transfer study (bat compare --study transfer): a leaderboard "
+                          "reads comparison campaigns only, not yet transfer studies")
     campaign = _need(doc, "campaign", dict, where)
     for tuner in _need(campaign, "tuners", list, f"{where}: campaign"):
         _need(tuner, "label", str, f"{where}: campaign.tuners")
