@@ -5,7 +5,9 @@ copy of the site with a probe script added at its end: after the load it
 reports every image's drawn width and the ranking's tuner order before and
 after a click on a column's button. Chromium logs the page's console on
 stderr: a page must log nothing (a probe that logs an error shows that it
-would be seen). A screenshot of the ranking must not be blank. Skipped
+would be seen). A screenshot of the ranking must not be blank. In light and
+dark (Blink's preferred colour scheme) text and links keep their contrast
+(WCAG 2: 7 for text, 4.5 for links). Skipped
 without Chromium, except in CI (``CI`` set), where ``.ci/run`` installs it.
 """
 
@@ -109,3 +111,37 @@ def test_a_screenshot_of_the_ranking_is_not_blank(site: Path, tmp_path: Path) ->
     pixels = imread(shot)
     assert pixels.shape[0] == 900 and pixels[..., :3].std() > 0.05
     assert len({tuple(p) for p in pixels[::7, ::7, :3].reshape(-1, 3).round(2)}) > 20  # text and a figure
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG 2) of a CSS ``rgb(r, g, b)`` colour."""
+    channels = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_and_links_are_readable_in_light_and_dark(site: Path, tmp_path: Path, scheme: str) -> None:
+    shutil.copytree(site, tmp_path / "copy")
+    page = tmp_path / "copy" / "index.html"
+    page.write_text(page.read_text().replace("</body>", """<script>
+window.addEventListener("load", function () {
+  var style = function (el) { return getComputedStyle(el); };
+  document.body.setAttribute("data-colours", JSON.stringify({background: style(document.body).backgroundColor,
+    text: style(document.body).color, link: style(document.querySelector("main a")).color,
+    head: style(document.querySelector("th")).backgroundColor}));
+});
+</script></body>"""))
+    # Blink's preferred colour scheme: 0 is dark, 1 is light
+    proc = _chromium(f"--blink-settings=preferredColorScheme={0 if scheme == 'dark' else 1}", "--dump-dom",
+                     page.resolve().as_uri())
+    colours = json.loads(html.unescape(re.search(r'data-colours="([^"]*)"', proc.stdout).group(1)))
+    assert (_luminance(colours["background"]) < 0.1) == (scheme == "dark")
+    assert _contrast(colours["text"], colours["background"]) >= 7  # WCAG AAA for body text
+    assert _contrast(colours["link"], colours["background"]) >= 4.5
+    assert _contrast(colours["text"], colours["head"]) >= 7
