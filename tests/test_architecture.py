@@ -61,7 +61,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
     "analysis/hypertune": frozenset({"core", "registry", "run", "analysis", "analysis/compare",
                                      "analysis/hypertune"}),
-    "leaderboard": frozenset({"core", "analysis", "leaderboard"}),
+    "leaderboard": frozenset({"core", "registry", "analysis", "leaderboard"}),
 }
 ANYTHING = ("cli", "facade")
 #: third-party packages a layer must never import

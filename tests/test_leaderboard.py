@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -105,6 +106,12 @@ def test_site_ranks_by_the_methodology_score_and_every_link_resolves(folders, ke
     svg = (site / "figures" / "overall.svg").read_text()
     assert svg.count("reference:genetic") >= 1 and "<dc:date>" not in svg
     assert "prefers-color-scheme: dark" in (site / "assets" / "site.css").read_text()
+    facts = standings["targets"]["pnpoly/RTX_3090"]["dataset"]
+    shipped = Path(__file__).resolve().parents[1] / "results" / "bat2-kerneltuner" / "pnpoly_RTX_3090.parquet"
+    assert facts["sha256"] == hashlib.sha256(shipped.read_bytes()).hexdigest()
+    assert facts["licence"].startswith("MIT") and facts["dataset"].endswith("pnpoly_RTX_3090")
+    page = (site / "target" / f"{slug('pnpoly/RTX_3090')}.html").read_text()
+    assert facts["sha256"] in page and "<dd>MIT" in page
     assert _verify(site, capsys, EXIT_OK).startswith("verified: ")
 
 
@@ -124,7 +131,8 @@ def site(folders, key, tmp_path, capsys) -> Path:
 
 
 @pytest.mark.parametrize("path", ["index.html", "standings.json", "figures/overall.json", "figures/overall.svg",
-                                  "data/2/results.json", "assets/sort.js", seal.MANIFEST, seal.SIGNATURE])
+                                  "data/2/results.json", "data/targets.json", "assets/sort.js", seal.MANIFEST,
+                                  seal.SIGNATURE])
 def test_a_changed_byte_anywhere_is_refused_naming_the_file(site, capsys, path) -> None:
     target = site / path
     data = bytearray(target.read_bytes())

@@ -176,7 +176,12 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
              ("best recorded time (ms)", noise.get("best_ms")),
              ("noise-aware optimum: configurations", noise.get("size")),
              ("data checks", "flagged" if checks.get("flagged") else "nothing flagged")]
-    body = ("<h2>Data</h2>" + _facts(facts) + (f"<ul>{findings}</ul>" if findings else "")
+    ds = t["dataset"]
+    data = ([("dataset", ds.get("dataset")), ("file sha256", ds.get("sha256")), ("GPU", ds.get("gpu_name")),
+             ("driver", ds.get("driver")), ("toolkit", ds.get("toolkit")), ("measured", ds.get("date")),
+             ("source", ds.get("source")), ("licence", ds.get("licence"))] if ds.get("found")
+            else [("dataset", f"not found when the site was built: {ds.get('why')}")])
+    body = ("<h2>Data</h2>" + _facts(data + facts) + (f"<ul>{findings}</ul>" if findings else "")
             + "<h2>Methodology score</h2>" + _ranking_table(t["scores"], "../", "runs")
             + _figure(slug(name), name, "../"))
     budgets = sorted({c["budget"] for c in t["budget_cells"]})

@@ -12,7 +12,8 @@ given); the manifest names only plain paths inside the site and the site holds
 no symbolic link; every file of the site is in the manifest (else partly signed) and
 every file the manifest lists has its digest; each stored results file is
 the one the manifest names; and the standings, the figure inputs and the
-pages derived again from the stored results are the site's, byte for byte.
+pages derived again from the stored results (and the stored facts of their
+datasets, ``data/targets.json``) are the site's, byte for byte.
 The first failure raises ``TamperedSiteError`` naming the file. The SVG
 figures are checked by their digests (they are drawn from the figure inputs,
 which are derived again).
@@ -33,6 +34,7 @@ from bat.core.atomic import check_output_folder
 from bat.core.errors import BatError, OutputError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes, regular_file
 from bat.leaderboard import figures, pages, seal
+from bat.leaderboard.provenance import dataset_facts
 from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source
 from bat.leaderboard.standings import derive
 
@@ -62,6 +64,10 @@ class Built:
     targets: int
 
 
+#: the facts of each target's dataset (bat.leaderboard.provenance), an input of the pages like the results
+DATASETS = "data/targets.json"
+
+
 def _stored(k: int) -> str:
     return f"data/{k}/{RESULTS}"
 
@@ -73,7 +79,8 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
         raise OutputError(f"--out {out}: exists; a leaderboard is written to a new folder, never over one")
     check_output_folder(out.parent, what="--out")
     sources = [read_source(f) for f in folders]
-    standings = derive(sources)
+    datasets = dataset_facts(sources)
+    standings = derive(sources, datasets)
     derived = pages.render(standings)
     key = seal.read_key(key_path)
     created = key is None
@@ -85,6 +92,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
         for k, s in enumerate(sources, start=1):
             (tmp / _stored(k)).parent.mkdir(parents=True, exist_ok=True)
             (tmp / _stored(k)).write_bytes(s.raw)
+        (tmp / DATASETS).write_text(json.dumps(datasets, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         for rel, text in derived.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
@@ -185,7 +193,13 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
             raise TamperedSiteError(entry["path"], "not the results the manifest names")
         sources.append(source)
     try:
-        derived = pages.render(derive(sources))
+        datasets = loads(read_bytes(site / DATASETS, MAX_DATA_BYTES), DATASETS)
+    except (OSError, ValueError) as exc:
+        raise TamperedSiteError(DATASETS, f"the stored dataset facts are unreadable ({exc})") from None
+    if not isinstance(datasets, dict) or not all(isinstance(v, dict) for v in datasets.values()):
+        raise TamperedSiteError(DATASETS, "not the dataset facts of each target")
+    try:
+        derived = pages.render(derive(sources, datasets))
     except SourceError as exc:
         raise TamperedSiteError(seal.MANIFEST, f"its stored results cannot be merged ({exc})") from None
     for rel, text in derived.items():

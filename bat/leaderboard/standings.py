@@ -74,8 +74,9 @@ def _ranking(labels: list[str], scores: dict[str, dict[str, Interval]]) -> list[
             for i, label in enumerate(sorted(labels, key=key("evaluations", "time")), start=1)]
 
 
-def derive(sources: Sequence[Source]) -> dict[str, Any]:
-    """Every number of the site, from ``sources`` (SourceError on a conflict between them)."""
+def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Every number of the site, from ``sources`` and the facts of their ``datasets`` (per target, as
+    ``bat.leaderboard.provenance`` finds them); SourceError on a conflict between the sources."""
     owner = owners(sources)
     cells: dict[tuple[str, str, str], dict[str, Any]] = {}
     targets: dict[str, dict[str, Any]] = {}
@@ -101,7 +102,8 @@ def derive(sources: Sequence[Source]) -> dict[str, Any]:
                                  **{k: target.get(k) for k in ("evaluation_window", "time_window_s",
                                                                "simulated_time", "noise_aware_optimum",
                                                                "data_checks")},
-                                 "budget_cells": [], "success": [], "convergence": {}, "ecdf": {}}
+                                 "budget_cells": [], "success": [], "convergence": {}, "ecdf": {},
+                                 "dataset": datasets.get(name, {"found": False, "why": "not looked up"})}
             mine = [r for r in s.doc["runs"] if (r["meta"]["benchmark"], r["meta"]["gpu"]) == (benchmark, gpu)
                     and owner.get((r["meta"]["label"], benchmark, gpu)) == i]
             targets[name]["convergence"].update(curves(mine, max(campaign["budgets"])))
