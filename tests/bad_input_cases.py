@@ -206,6 +206,8 @@ CASES: list[Case] = [
                                           "runs": []})}),
     Case("leaderboard-transfer-study", ("leaderboard", "cmp", "--out", "site"), "transfer study",
          {"cmp/results.json": json.dumps({"study": {"splits": [], "campaign": {}}, "rows": [], "runs": []})}),
+    Case("leaderboard-key-in-site", ("leaderboard", "cmp", "--out", "site", "--key", "site/key.pem"), "--key",
+         {"cmp/results.json": "{}"}),
     Case("leaderboard-site-exists", ("leaderboard", "cmp", "--out", "site"), "--out site",
          {"cmp/results.json": "{}", "site/index.html": "<p>mine</p>"}),
     Case("leaderboard-verify-with-out", ("leaderboard", "--verify", "site", "--out", "x"), "--verify",

@@ -78,6 +78,8 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
     if out.exists() or out.is_symlink():
         raise OutputError(f"--out {out}: exists; a leaderboard is written to a new folder, never over one")
     check_output_folder(out.parent, what="--out")
+    if key_path.resolve().is_relative_to(out.resolve()):
+        raise OutputError(f"--key {key_path}: inside the site {out}; the private key never goes into the site")
     sources = [read_source(f) for f in folders]
     datasets = dataset_facts(sources)
     standings = derive(sources, datasets)
