@@ -36,6 +36,8 @@ th button { all: unset; cursor: pointer; font-weight: 600; }
 th[aria-sort="ascending"] button::after { content: " \\25B2"; }
 th[aria-sort="descending"] button::after { content: " \\25BC"; }
 .muted { color: var(--muted); } figure { margin: 1rem 0; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dd { margin: 0; }
+dt { color: var(--muted); }
 figure img { max-width: 100%; background: #ffffff; border-radius: 4px; }
 """
 
@@ -161,8 +163,15 @@ def _group_pages(kind: str, title: str, groups: dict[str, list[dict[str, Any]]],
     files[f"{kind}/index.html"] = _page(f"{title}s", f"<ul>{''.join(items)}</ul>", 1)
 
 
+def _fact(value: Any) -> str:
+    if value is None or value == "":
+        return "not recorded"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def _facts(facts: list[tuple[str, Any]]) -> str:
-    return "<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts) + "</dl>"
+    """A list of named facts; a float to 4 significant digits, a missing one said so."""
+    return "<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(_fact(v))}</dd>" for k, v in facts) + "</dl>"
 
 
 def _target_page(name: str, t: dict[str, Any]) -> str:
