@@ -106,6 +106,12 @@ def test_site_ranks_by_the_methodology_score_and_every_link_resolves(folders, ke
     svg = (site / "figures" / "overall.svg").read_text()
     assert svg.count("reference:genetic") >= 1 and "<dc:date>" not in svg
     assert "prefers-color-scheme: dark" in (site / "assets" / "site.css").read_text()
+    cells = [c for n in ("a", "b") for c in json.loads((folders[n] / "results.json").read_text())["cells"]
+             if c["label"] == "reference:random" and c["budget"] == 4]
+    at_4 = {r["tuner"]: r for r in standings["budgets"]["4"]}
+    assert at_4["reference:random"]["targets"] == 2 == len(cells)
+    assert at_4["reference:random"]["score"] == pytest.approx(sum(c["score"] for c in cells) / 2)
+    assert [r["rank"] for r in standings["budgets"]["4"]] == [1, 2, 3] and (site / "budget" / "4.html").is_file()
     facts = standings["targets"]["pnpoly/RTX_3090"]["dataset"]
     shipped = Path(__file__).resolve().parents[1] / "results" / "bat2-kerneltuner" / "pnpoly_RTX_3090.parquet"
     assert facts["sha256"] == hashlib.sha256(shipped.read_bytes()).hexdigest()

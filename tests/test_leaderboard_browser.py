@@ -1,6 +1,6 @@
 """The leaderboard site in a real browser (Debian's headless Chromium), opened from disk (issue 40).
 
-Each kind of page (ranking, benchmark, GPU, target, tuner) is loaded from a
+Each kind of page (ranking, benchmark, GPU, target, tuner, budget) is loaded from a
 copy of the site with a probe script added at its end: after the load it
 reports every image's drawn width and the ranking's tuner order before and
 after a click on a column's button. Chromium logs the page's console on
@@ -82,7 +82,7 @@ def test_every_kind_of_page_loads_without_a_console_line_and_draws_its_figures(s
     shutil.copytree(site, copy)
     standings = json.loads((site / "standings.json").read_text())
     pages = ["index.html", f"benchmark/{slug('pnpoly')}.html", f"gpu/{slug('RTX_3090')}.html",
-             f"target/{slug('pnpoly/RTX_3090')}.html", f"tuner/{slug('reference:random')}.html"]
+             f"target/{slug('pnpoly/RTX_3090')}.html", f"tuner/{slug('reference:random')}.html", "budget/8.html"]
     reports = {}
     for name in pages:
         reports[name], console = _probe(copy / name)

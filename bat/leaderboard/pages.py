@@ -3,7 +3,7 @@
 ``render`` maps each derived file's path in the site to its text: the
 standings (``standings.json``), the input of every figure
 (``figures/*.json``), the pages (``index.html``, ``benchmark/``, ``gpu/``,
-``target/``, ``tuner/``) and ``assets/``. It is deterministic: the same
+``budget/``, ``target/``, ``tuner/``) and ``assets/``. It is deterministic: the same
 standings give the same bytes, which is how ``--verify`` checks that the
 pages show the stored results. No page loads anything from the network;
 every link is relative, so the site opens from disk. Tables sort by a click
@@ -106,7 +106,8 @@ def _page(title: str, body: str, depth: int) -> str:
     up = "../" * depth
     nav = " ".join(f'<a href="{up}{href}">{name}</a>' for name, href in
                    (("Ranking", "index.html"), ("Benchmarks", "benchmark/index.html"), ("GPUs", "gpu/index.html"),
-                    ("Targets", "target/index.html"), ("Tuners", "tuner/index.html")))
+                    ("Budgets", "budget/index.html"), ("Targets", "target/index.html"),
+                    ("Tuners", "tuner/index.html")))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}: BAT leaderboard</title>"
@@ -167,6 +168,24 @@ def _fact(value: Any) -> str:
     if value is None or value == "":
         return "not recorded"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _budget_pages(budgets: dict[str, list[dict[str, Any]]], files: dict[str, str]) -> None:
+    note = ("<p>At this budget, over the targets each tuner ran: the mean of its score against random search "
+            "((mean relative performance - random search's exact expectation) / (1 - that expectation): 0 = random "
+            "search, 1 = the optimum in every run) and the mean of its median relative performance (best known / "
+            "best found).</p>")
+    items = []
+    for budget, rows in budgets.items():
+        table = _table(["rank", "tuner", "score against random search", "median relative performance", "targets"],
+                       [[(str(r["rank"]), r["rank"]),
+                         (f'<a href="../tuner/{slug(r["tuner"])}.html">{escape(r["tuner"])}</a>', None),
+                         (_fact(r["score"]) if r["score"] is None else f"{r['score']:+.3f}", r["score"] or ""),
+                         (_fact(r["median"]) if r["median"] is None else f"{r['median']:.3f}", r["median"] or ""),
+                         (str(r["targets"]), r["targets"])] for r in rows])
+        files[f"budget/{budget}.html"] = _page(f"Budget {budget} evaluations", note + table, 1)
+        items.append(f'<li><a href="{budget}.html">{budget} evaluations</a></li>')
+    files["budget/index.html"] = _page("Budgets", f"<ul>{''.join(items)}</ul>", 1)
 
 
 def _facts(facts: list[tuple[str, Any]]) -> str:
@@ -253,6 +272,7 @@ def render(standings: dict[str, Any]) -> dict[str, str]:
                                 + '<p>Check it: <code>bat leaderboard --verify SITE</code>.</p>', 0)
     _group_pages("benchmark", "Benchmark", standings["benchmarks"], standings["targets"], files)
     _group_pages("gpu", "GPU", standings["gpus"], standings["targets"], files)
+    _budget_pages(standings["budgets"], files)
     for name, t in standings["targets"].items():
         files[f"target/{slug(name)}.html"] = _target_page(name, t)
     files["target/index.html"] = _page("Targets", "<ul>" + "".join(

@@ -74,6 +74,28 @@ def _ranking(labels: list[str], scores: dict[str, dict[str, Interval]]) -> list[
             for i, label in enumerate(sorted(labels, key=key("evaluations", "time")), start=1)]
 
 
+def _by_budget(targets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per evaluation budget: each tuner's mean over targets of its cell's score against random search and
+    of its median relative performance, best score first (no score last)."""
+    cells: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for t in targets.values():
+        for c in t["budget_cells"]:
+            cells.setdefault((c["budget"], c["label"]), []).append(c)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for budget in sorted({b for b, _ in cells}):
+        rows = []
+        for label in sorted({lab for b, lab in cells if b == budget}):
+            mine = cells[(budget, label)]
+            scores = [c["score"] for c in mine if c.get("score") is not None]
+            medians = [c["median"] for c in mine if c.get("median") is not None]
+            rows.append({"tuner": label, "targets": len(mine),
+                         "score": sum(scores) / len(scores) if scores else None,
+                         "median": sum(medians) / len(medians) if medians else None})
+        rows.sort(key=lambda r: (r["score"] is None, -(r["score"] or 0.0), r["tuner"]))
+        out[str(budget)] = [{"rank": i, **r} for i, r in enumerate(rows, start=1)]
+    return out
+
+
 def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Every number of the site, from ``sources`` and the facts of their ``datasets`` (per target, as
     ``bat.leaderboard.provenance`` finds them); SourceError on a conflict between the sources."""
@@ -115,7 +137,7 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
             key = (row.get("label"), row.get("benchmark"), row.get("gpu"))
             if owner.get(key) == i:  # type: ignore[arg-type]
                 targets[f"{key[1]}/{key[2]}"]["budget_cells"].append(
-                    {k: row.get(k) for k in ("label", "budget", "n", "median", "q1", "q3")})
+                    {k: row.get(k) for k in ("label", "budget", "n", "median", "q1", "q3", "score")})
         for row in s.doc["methodology"].get("success_rates", []):
             key = (row.get("label"), row.get("benchmark"), row.get("gpu"))
             if owner.get(key) == i:  # type: ignore[arg-type]
@@ -143,6 +165,7 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
         "overall": ranking(names),
         "benchmarks": {f: ranking([t for t in names if targets[t]["benchmark"] == f]) for f in families},
         "gpus": {g: ranking([t for t in names if targets[t]["gpu"] == g]) for g in gpus},
+        "budgets": _by_budget(targets),
         "targets": targets,
         "tuners": tuners,
     }
