@@ -16,7 +16,9 @@ from bat.analysis.compare.campaign import Campaign, TunerSpec
 from bat.analysis.compare.study import compare
 from bat.cli import EXIT_FOUND, EXIT_OK, EXIT_USAGE, main
 from bat.leaderboard import seal
-from bat.leaderboard.pages import slug
+from bat.leaderboard.pages import render, slug
+from bat.leaderboard.sources import Source, SourceError, check_schema
+from bat.leaderboard.standings import derive
 
 pytestmark = pytest.mark.xdist_group("leaderboard")
 
@@ -301,3 +303,35 @@ def test_convergence_and_ecdf_curves_agree_with_the_runs(folders, key, tmp_path,
     for k in (1, 4, 8):
         assert share[k - 1] == pytest.approx(sum(e is not None and e <= k for e in mine) / len(mine), abs=1e-6)
     assert share == sorted(share) and 0.0 < share[-1] < 1.0
+
+
+def _paths(obj: object, prefix: tuple = ()) -> list[tuple]:
+    """Every key of ``obj`` (the first item of each list), as paths from the top, at most 6 deep."""
+    if len(prefix) >= 6:
+        return []
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in ((*prefix, k), *_paths(v, (*prefix, k)))]
+    if isinstance(obj, list) and obj:
+        return [(*prefix, 0), *_paths(obj[0], (*prefix, 0))]
+    return []
+
+
+def test_a_damaged_results_file_is_refused_never_a_crash(folders) -> None:
+    doc = json.loads((folders["a"] / "results.json").read_text())
+    refused = 0
+    for path in _paths(doc):
+        for bad in ("delete", "x", None, [], -1):
+            damaged = json.loads(json.dumps(doc))
+            parent = damaged
+            for key in path[:-1]:
+                parent = parent[key]
+            if bad == "delete":
+                parent.pop(path[-1])
+            else:
+                parent[path[-1]] = bad
+            try:
+                check_schema(damaged, "results.json")
+                render(derive([Source("a", b"", damaged)], {}))
+            except SourceError:
+                refused += 1
+    assert refused > 300  # each a SourceError (exit 2); any other exception fails the test here

@@ -33,8 +33,9 @@ def score_figure(data: dict[str, Any]) -> Figure:
             s = r[axis]
             if s["score"] is None:
                 continue
-            err = None if s["ci_low"] is None else [[max(s["score"] - s["ci_low"], 0.0)],
-                                                    [max(s["ci_high"] - s["score"], 0.0)]]  # rounding: never < 0
+            err = None
+            if s["ci_low"] is not None and s["ci_high"] is not None:  # rounding: never below 0
+                err = [[max(s["score"] - s["ci_low"], 0.0)], [max(s["ci_high"] - s["score"], 0.0)]]
             ax.errorbar([s["score"]], [y], xerr=err, fmt="o", capsize=3, color=series_style(0)["color"])
         ax.axvline(0.0, color="0.5", linewidth=0.8, linestyle="--")
         ax.set_xlabel(f"{_AXIS_NAMES[axis]}\n(0 = random search, 1 = optimum)")

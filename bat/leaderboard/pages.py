@@ -79,7 +79,7 @@ def interval(s: dict[str, Any]) -> str:
     """A score and its interval, ``~`` marking the normal approximation."""
     if s.get("score") is None:
         return "-"
-    if s.get("ci_low") is None:
+    if s.get("ci_low") is None or s.get("ci_high") is None:
         return f"{s['score']:+.3f}"
     mark = "~" if s.get("interval") == "normal" else ""
     return f"{s['score']:+.3f} {mark}[{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]"
@@ -221,6 +221,8 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
         c = cell.get((label, b))
         if c is None or c.get("median") is None:
             return "-", ""
+        if c.get("q1") is None or c.get("q3") is None:
+            return f"{c['median']:.3f}", c["median"]
         return f"{c['median']:.3f} [{c['q1']:.3f}, {c['q3']:.3f}]", c["median"]
 
     def rate(label: str, b: int) -> tuple[str, Any]:

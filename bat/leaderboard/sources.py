@@ -25,6 +25,7 @@ from typing import Any
 
 from bat.core.errors import BatError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
+from bat.leaderboard.schema import SHAPE, mismatch
 
 RESULTS = "results.json"
 AXES = ("evaluations", "time")
@@ -59,41 +60,20 @@ def read_source(folder: Path, name: str | None = None) -> Source:
     return Source(name or (folder.name if folder.is_dir() else folder.parent.name), raw, doc)
 
 
-def _need(obj: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if not isinstance(obj, dict) or key not in obj:
-        raise SourceError(f"{where}: no '{key}': not the results.json of bat compare (a campaign with the "
-                          "methodology score)")
-    value = obj[key]
-    if not isinstance(value, kind):
-        raise SourceError(f"{where}: '{key}' is not a {getattr(kind, '__name__', 'value of the expected type')}")
-    return value
-
-
 def check_schema(doc: Any, where: str) -> None:
-    """SourceError naming ``where`` and the field when ``doc`` lacks what a leaderboard reads."""
+    """SourceError naming ``where`` and the field when ``doc`` is not of the shape a leaderboard reads
+    (``bat.leaderboard.schema.SHAPE``)."""
     if isinstance(doc, dict) and isinstance(doc.get("study"), dict) and "splits" in doc["study"]:
         raise SourceError(f"{where}: the results of a transfer study (bat compare --study transfer): a leaderboard "
                           "reads comparison campaigns only, not yet transfer studies")
-    campaign = _need(doc, "campaign", dict, where)
-    for tuner in _need(campaign, "tuners", list, f"{where}: campaign"):
-        _need(tuner, "label", str, f"{where}: campaign.tuners")
-        _need(tuner, "spec", str, f"{where}: campaign.tuners")
-        _need(tuner, "options", list, f"{where}: campaign.tuners")
-    _need(campaign, "budgets", list, f"{where}: campaign")
-    _need(campaign, "repeats", int, f"{where}: campaign")
-    _need(doc, "cells", list, where)
-    _need(doc, "runs", list, where)
-    methodology = _need(doc, "methodology", dict, where)
-    for name, target in _need(methodology, "targets", dict, f"{where}: methodology").items():
-        at = f"{where}: methodology.targets.{name}"
-        for label, axes in _need(target, "scores", dict, at).items():
-            for axis in AXES:
-                summary = _need(axes, axis, dict, f"{at}.scores.{label}")
-                _need(summary, "score", (int, float, type(None)), f"{at}.scores.{label}.{axis}")
-    for run in doc["runs"]:
-        meta = _need(run, "meta", dict, f"{where}: runs")
-        for key in ("run_id", "label", "benchmark", "gpu"):
-            _need(meta, key, str, f"{where}: runs.meta")
+    if found := mismatch(doc, SHAPE):
+        raise SourceError(f"{where}: '{found[0]}' {found[1]}: not the results.json of bat compare (a campaign "
+                          "with the methodology score)")
+    if not doc["campaign"]["budgets"]:
+        raise SourceError(f"{where}: 'campaign.budgets' is empty")
+    for i, run in enumerate(doc["runs"]):
+        if len(run["trace"]["charged"]) != len(run["trace"]["best_so_far_ms"]):
+            raise SourceError(f"{where}: 'runs[{i}].trace': its columns differ in length")
 
 
 def cell_runs(source: Source, label: str, benchmark: str, gpu: str) -> dict[str, str]:
