@@ -18,7 +18,8 @@ from bat.cli.output import EXIT_FOUND, document, say
 
 
 def leaderboard(
-    results: list[Path] = typer.Argument(None, help="bat compare output folders (each with its results.json)."),
+    results: list[Path] = typer.Argument(None, metavar="RESULTS...",
+                                         help="bat compare output folders (each with its results.json)."),
     out: Path = typer.Option(None, "--out", "-o", help="The site folder to write (it must not exist)."),
     key: Path = typer.Option(None, "--key", help="Ed25519 private key (PEM) that signs the site; made when absent "
                                                  "(default: <data folder>/keys/leaderboard.pem)."),
