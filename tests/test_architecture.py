@@ -19,6 +19,8 @@ its own layer and the ones its rule allows, nothing else:
   pyproject.toml from the top-level folders of the same name); the campaign engine (``bat/analysis/compare``)
   also uses the run wiring, and the hypertune (``bat/analysis/hypertune``)
   runs campaigns;
+- leaderboard (``bat/leaderboard``): the signed site of ``bat leaderboard``,
+  drawn from compare results with the analyses' figure style;
 - cli and the public facade (``bat/__init__``): anything.
 
 The core imports no tuning, analysis or device library. No import cycle
@@ -61,6 +63,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
     "analysis/hypertune": frozenset({"core", "registry", "run", "analysis", "analysis/compare",
                                      "analysis/hypertune"}),
+    "leaderboard": frozenset({"core", "registry", "analysis", "leaderboard"}),
 }
 ANYTHING = ("cli", "facade")
 #: third-party packages a layer must never import
@@ -80,6 +83,7 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "analysis": TUNING - {"sklearn"} | DEVICE,
     "analysis/hypertune": TUNING - {"sklearn"} | DEVICE,
     "tuner_adapters": ANALYSIS - {"scipy"} | DEVICE,
+    "leaderboard": TUNING | DEVICE | {"typer", "click"},
 }
 LAYERS = (*ALLOWED, *ANYTHING)
 

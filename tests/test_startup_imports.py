@@ -33,8 +33,8 @@ INSTALL = {"_distutils_hack", "_sysconfigdata__linux_x86_64-linux-gnu", "cython_
 CLI_MODULES = {"bat", "bat.core", "bat.core.errors", "bat.core.atomic", "bat.cli", "bat.cli.console", "bat.cli.options",
                "bat.cli.output", "bat.core.quarantine",  # what a command drew on: a set of names, no import
                "bat.core.limits",  # the kind of every path written (bat.core.atomic): the standard library only
-               *(f"bat.cli.{c}_cmd" for c in ("analyze", "check", "compare", "data", "hypertune", "inspect", "list",
-                                                "record", "run", "serve", "space", "verify"))}
+               *(f"bat.cli.{c}_cmd" for c in ("analyze", "check", "compare", "data", "hypertune", "inspect",
+                                                "leaderboard", "list", "record", "run", "serve", "space", "verify"))}
 SPACE_MODULES = {"bat.core.arithmetic", "bat.core.benchmark", "bat.core.commandspec", "bat.core.constraint_groups",
                  "bat.core.expressions", "bat.core.limits", "bat.core.space", "bat.core.spacefile", "bat.core.t1",
                  "bat.benchmarks"}

@@ -77,7 +77,7 @@ def _register() -> None:
     serve_cmd.register(app)
     data_cmd.register(app)
     for optional in ("inspect_cmd", "verify_cmd", "record_cmd", "analyze_cmd", "compare_cmd", "check_cmd",
-                     "hypertune_cmd"):
+                     "hypertune_cmd", "leaderboard_cmd"):
         try:
             module = __import__(f"bat.cli.{optional}", fromlist=["register"])
         except ModuleNotFoundError as exc:

@@ -1,0 +1,147 @@
+"""The leaderboard site in a real browser (Debian's headless Chromium), opened from disk (issue 40).
+
+Each kind of page (ranking, benchmark, GPU, target, tuner, budget) is loaded from a
+copy of the site with a probe script added at its end: after the load it
+reports every image's drawn width and the ranking's tuner order before and
+after a click on a column's button. Chromium logs the page's console on
+stderr: a page must log nothing (a probe that logs an error shows that it
+would be seen). A screenshot of the ranking must not be blank. In light and
+dark (Blink's preferred colour scheme) text and links keep their contrast
+(WCAG 2: 7 for text, 4.5 for links). Skipped
+without Chromium, except in CI (``CI`` set), where ``.ci/run`` installs it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bat.cli import EXIT_OK, main
+from bat.leaderboard.pages import slug
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"),
+                       reason="chromium is not installed (.ci/run installs Debian's chromium package)"),
+    pytest.mark.xdist_group("leaderboard"),
+]
+
+PROBE = """<script>
+window.addEventListener("load", function () {
+  var names = function () {
+    return Array.prototype.map.call(document.querySelectorAll("main table.sortable:first-of-type tbody tr"),
+                                    function (row) { return row.children[1].textContent; });
+  };
+  var out = {images: Array.prototype.map.call(document.images, function (i) { return i.naturalWidth; }),
+             before: names()};
+  var button = document.querySelectorAll("main table.sortable:first-of-type th button")[2];
+  if (button) { button.click(); }
+  out.after = names();
+  %s
+  document.body.setAttribute("data-probe", JSON.stringify(out));
+});
+</script></body>"""
+
+
+def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                           "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", *args],
+                          capture_output=True, text=True, timeout=120, check=True)
+
+
+def _probe(page: Path, extra: str = "") -> tuple[dict, list[str]]:
+    """The probe's report of ``page`` (its copy gets the probe) and the console lines Chromium logged."""
+    page.write_text(page.read_text().replace("</body>", PROBE % extra))
+    proc = _chromium("--dump-dom", page.resolve().as_uri())
+    found = re.search(r'data-probe="([^"]*)"', proc.stdout)
+    assert found, f"{page.name}: the probe did not run"
+    return json.loads(html.unescape(found.group(1))), [line for line in proc.stderr.splitlines()
+                                                        if ":CONSOLE" in line]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from test_leaderboard import FIRST, GENETIC, RANDOM, _run
+
+    root = tmp_path_factory.mktemp("browser")
+    a = _run(root / "a", (RANDOM, FIRST), (("pnpoly", "RTX_3090"),))
+    b = _run(root / "b", (RANDOM, GENETIC), (("convolution", "RTX_3090"),))
+    assert main(["leaderboard", str(a), str(b), "--out", str(root / "site"), "--key", str(root / "key.pem")]) == EXIT_OK
+    return root / "site"
+
+
+def test_every_kind_of_page_loads_without_a_console_line_and_draws_its_figures(site: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(site, copy)
+    standings = json.loads((site / "standings.json").read_text())
+    pages = ["index.html", f"benchmark/{slug('pnpoly')}.html", f"gpu/{slug('RTX_3090')}.html",
+             f"target/{slug('pnpoly/RTX_3090')}.html", f"tuner/{slug('reference:random')}.html", "budget/8.html"]
+    reports = {}
+    for name in pages:
+        reports[name], console = _probe(copy / name)
+        assert console == [], f"{name}: {console}"
+        images = reports[name]["images"]
+        assert all(width > 0 for width in images), f"{name}: a figure not drawn: {images}"
+    assert len(reports[pages[3]]["images"]) == 3  # a target's scores, convergence curves and ECDF
+    index = reports["index.html"]
+    ranking = [r["tuner"] for r in standings["overall"]]
+    assert index["before"] == ranking and len(index["images"]) == 1
+    by_score = sorted(standings["overall"], key=lambda r: r["evaluations"]["score"])
+    assert index["after"] == [r["tuner"] for r in by_score]  # one click: ascending by the score on evaluations
+
+
+def test_a_console_error_is_seen(site: Path, tmp_path: Path) -> None:
+    shutil.copytree(site, tmp_path / "copy")
+    _, console = _probe(tmp_path / "copy" / "index.html", 'console.error("probe: seen");')
+    assert any("probe: seen" in line for line in console)
+
+
+def test_a_screenshot_of_the_ranking_is_not_blank(site: Path, tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    shot = tmp_path / "shot.png"
+    _chromium(f"--screenshot={shot}", "--window-size=1200,900", (site / "index.html").resolve().as_uri())
+    pixels = imread(shot)
+    assert pixels.shape[0] == 900 and pixels[..., :3].std() > 0.05
+    assert len({tuple(p) for p in pixels[::7, ::7, :3].reshape(-1, 3).round(2)}) > 20  # text and a figure
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG 2) of a CSS ``rgb(r, g, b)`` colour."""
+    channels = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_text_and_links_are_readable_in_light_and_dark(site: Path, tmp_path: Path, scheme: str) -> None:
+    shutil.copytree(site, tmp_path / "copy")
+    page = tmp_path / "copy" / "index.html"
+    page.write_text(page.read_text().replace("</body>", """<script>
+window.addEventListener("load", function () {
+  var style = function (el) { return getComputedStyle(el); };
+  document.body.setAttribute("data-colours", JSON.stringify({background: style(document.body).backgroundColor,
+    text: style(document.body).color, link: style(document.querySelector("main a")).color,
+    head: style(document.querySelector("th")).backgroundColor}));
+});
+</script></body>"""))
+    # Blink's preferred colour scheme: 0 is dark, 1 is light
+    proc = _chromium(f"--blink-settings=preferredColorScheme={0 if scheme == 'dark' else 1}", "--dump-dom",
+                     page.resolve().as_uri())
+    colours = json.loads(html.unescape(re.search(r'data-colours="([^"]*)"', proc.stdout).group(1)))
+    assert (_luminance(colours["background"]) < 0.1) == (scheme == "dark")
+    assert _contrast(colours["text"], colours["background"]) >= 7  # WCAG AAA for body text
+    assert _contrast(colours["link"], colours["background"]) >= 4.5
+    assert _contrast(colours["text"], colours["head"]) >= 7
