@@ -9,6 +9,16 @@ the space and budget it reads from ``problem.facts`` (declared in
 bat.core.facts), never from the backend, which the problem keeps private.
 ``answer`` gives a caller everything about one proposal (the result, its
 kind, whether it was charged); ``evaluate`` is its result for tuners.
+
+Time is the simulated clock of bat.core.schedule: K configurations compile
+at once and each of G devices measures one at a time (``parallelism``). A
+tuner that evaluates one configuration at a time waits for each result, so
+its clock is the sum of the charges whatever K and G. A tuner that declares
+``proposes_batches`` keeps up to ``slots`` proposals in flight with
+``submit`` and receives their answers with ``collect``, in the order they
+finish in simulated time; observers hear of each answer then. The budget
+counts distinct configurations when they are submitted and simulated
+seconds on the clock.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import numpy as np
 from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, TunerError
 from bat.core.facts import TargetFacts
+from bat.core.schedule import Parallelism, Schedule
 from bat.core.space import SearchSpace
 
 if TYPE_CHECKING:
@@ -42,13 +53,25 @@ class EvalResult:
     objective_ms: float | None = None
     times_ms: tuple[float, ...] = ()
     compile_ms: float | None = None
-    cost_s: float = 0.0
+    cost_s: float = 0.0  # the whole charge: compile_s + verify_s + the measurement (measure_s)
     message: str = ""
     extra: Mapping[str, float] = field(default_factory=dict)
+    compile_s: float = 0.0  # the part of cost_s spent compiling (on a compile worker, bat.core.schedule)
+    verify_s: float = 0.0  # the part spent verifying the output (on the device)
 
     @property
     def ok(self) -> bool:
         return self.status is Status.OK
+
+    @property
+    def measure_s(self) -> float:
+        """The part of ``cost_s`` spent measuring (on the device)."""
+        return max(0.0, self.cost_s - self.compile_s - self.verify_s)
+
+    @property
+    def device_s(self) -> float:
+        """The part of ``cost_s`` spent on the device: verification and measurement."""
+        return max(0.0, self.cost_s - self.compile_s)
 
     @property
     def fitness(self) -> float:
@@ -142,7 +165,8 @@ class ProblemStats:
     failed: int = 0
     profiles: int = 0  # extra profiled runs of configurations first run without counters
     tuner_s: float = 0.0
-    cost_s: float = 0.0
+    cost_s: float = 0.0  # the work charged: the sum of every evaluation's cost
+    clock_s: float = 0.0  # the simulated clock (bat.core.schedule): cost_s when evaluations run one at a time
 
     @property
     def proposals(self) -> int:
@@ -167,6 +191,7 @@ class Problem:
         facts: TargetFacts | None = None,
         tuner_charge_s: float | None = None,
         tuner_clock: Callable[[], float] = time.perf_counter,
+        parallelism: Parallelism = Parallelism(),
     ) -> None:
         if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
             raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
@@ -188,6 +213,11 @@ class Problem:
         self.tuner_clock = tuner_clock
         #: the target's measurements, granted by the driver to a declared oracle only (Tuner.oracle)
         self.answer_key: Dataset | None = None
+        #: compile workers and devices of the simulated clock (bat.core.schedule)
+        self.parallelism = parallelism
+        self._schedule = Schedule(parallelism)
+        self._flight: dict[int, tuple[EvalResult, str, bool, float, bool]] = {}
+        self._job = 0
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
 
@@ -196,7 +226,7 @@ class Problem:
     def exhausted(self) -> bool:
         b, s = self.budget, self.stats
         return (b.max_evals is not None and s.evaluated >= b.max_evals) or (
-            b.max_time_s is not None and s.cost_s >= b.max_time_s
+            b.max_time_s is not None and s.clock_s >= b.max_time_s
         )
 
     @property
@@ -208,7 +238,7 @@ class Problem:
 
     @property
     def progress(self) -> float:
-        return self.budget.progress(self.stats.evaluated, self.stats.cost_s)
+        return self.budget.progress(self.stats.evaluated, self.stats.clock_s)
 
     def is_evaluated(self, config: Config) -> bool:
         return self.key(config) in self._seen
@@ -251,15 +281,70 @@ class Problem:
         A fresh valid configuration the spent budget no longer affords is ``refused``: it
         never reaches the backend, costs nothing and is not told to the observers.
         """
+        if self._flight:
+            raise TunerError("collect the submitted evaluations (problem.collect) before evaluating one alone")
+        refused = self._start(config, profiled)
+        return refused if refused is not None else self.collect()
+
+    # -- batches (tuners that declare proposes_batches) -------------------------
+    @property
+    def slots(self) -> int:
+        """Proposals a tuner may keep in flight (``submit`` before ``collect``): K + G - 1."""
+        return self.parallelism.slots
+
+    @property
+    def in_flight(self) -> int:
+        """Proposals submitted whose answers ``collect`` has not handed back yet."""
+        return len(self._flight)
+
+    def submit(self, config: Config, *, profiled: bool = False) -> bool:
+        """Start evaluating ``config``; its answer comes from ``collect``. False: the budget is spent.
+
+        At most ``slots`` proposals may be in flight; one more raises TunerError.
+        """
+        if len(self._flight) >= self.slots:
+            raise TunerError(f"{len(self._flight)} proposals are in flight, the most this run allows "
+                             f"({self.parallelism.describe()}): collect one first")
+        return self._start(config, profiled) is None
+
+    def collect(self) -> Answer:
+        """The answer of the submitted proposal that finishes first in simulated time; the clock moves there."""
+        if not self._flight:
+            raise TunerError("no proposal in flight to collect")
+        job, _ = self._schedule.next()
+        result, kind, charged, tuner_s, profiled = self._flight.pop(job)
+        self.stats.clock_s = self._schedule.now
+        if charged and result.ok and (self.best is None or result.fitness < self.best.fitness):
+            self.best = result
+        event = Event(
+            step=self._step,
+            result=result,
+            kind=kind,
+            charged=charged,
+            tuner_s=tuner_s,
+            best_so_far_ms=self.best.objective_ms if self.best else None,
+            elapsed_cost_s=self.stats.clock_s,
+            profiled=profiled,
+        )
+        self._step += 1
+        for obs in self.observers:
+            obs.on_result(event)
+        self._clock_mark()
+        return Answer(result, kind, charged)
+
+    def _start(self, config: Config, profiled: bool) -> Answer | None:
+        """Check, charge and schedule one proposal; the answer of a refused one (nothing scheduled)."""
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
+        compile_s = device_s = total_s = 0.0
         if key in self._seen and profiled and key not in self._profiled:
-            # One more run, with the profiler: it costs time but is no new configuration.
+            # One more run, with the profiler: it costs device time but is no new configuration.
             result, kind, charged = self._seen[key], "profile", False
             self._profiled.add(key)
             self.stats.profiles += 1
-            self.stats.cost_s += profile_cost_s(result)
+            device_s = total_s = profile_cost_s(result)
+            self.stats.cost_s += total_s
         elif key in self._seen:
             self.stats.repeated += 1
             result, kind, charged = self._seen[key], "repeat", False
@@ -282,24 +367,13 @@ class Problem:
             self.stats.cost_s += result.cost_s
             if not result.ok:
                 self.stats.failed += 1
-            if result.ok and (self.best is None or result.fitness < self.best.fitness):
-                self.best = result
             kind, charged = "evaluated", True
-        event = Event(
-            step=self._step,
-            result=result,
-            kind=kind,
-            charged=charged,
-            tuner_s=tuner_s,
-            best_so_far_ms=self.best.objective_ms if self.best else None,
-            elapsed_cost_s=self.stats.cost_s,
-            profiled=profiled,
-        )
-        self._step += 1
-        for obs in self.observers:
-            obs.on_result(event)
+            compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
+        self._job += 1
+        self._flight[self._job] = (result, kind, charged, tuner_s, profiled)
+        self._schedule.submit(self._job, compile_s, device_s, total_s)
         self._clock_mark()
-        return Answer(result, kind, charged)
+        return None
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""
