@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,7 +35,7 @@ import numpy as np
 from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, TunerError
 from bat.core.facts import TargetFacts
-from bat.core.schedule import Parallelism, Schedule
+from bat.core.schedule import SEQUENTIAL, Parallelism, Schedule
 from bat.core.space import SearchSpace
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ class Problem:
         facts: TargetFacts | None = None,
         tuner_charge_s: float | None = None,
         tuner_clock: Callable[[], float] = time.perf_counter,
-        parallelism: Parallelism = Parallelism(),
+        parallelism: Parallelism = SEQUENTIAL,
     ) -> None:
         if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
             raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
@@ -216,7 +217,10 @@ class Problem:
         #: compile workers and devices of the simulated clock (bat.core.schedule)
         self.parallelism = parallelism
         self._schedule = Schedule(parallelism)
-        self._flight: dict[int, tuple[EvalResult, str, bool, float, bool]] = {}
+        self._flight: dict[int, tuple[EvalResult, str, bool, float, bool]] = {}  # job -> its answer, to come
+        self._running: dict[tuple, int] = {}  # configuration in flight -> its job
+        self._followers: dict[int, list[int]] = {}  # job -> repeats of its configuration, answered with it
+        self._released: deque[int] = deque()  # repeats whose configuration's answer has come
         self._job = 0
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
@@ -311,8 +315,11 @@ class Problem:
         """The answer of the submitted proposal that finishes first in simulated time; the clock moves there."""
         if not self._flight:
             raise TunerError("no proposal in flight to collect")
-        job, _ = self._schedule.next()
+        job = self._released.popleft() if self._released else self._schedule.next()[0]
         result, kind, charged, tuner_s, profiled = self._flight.pop(job)
+        if charged:
+            del self._running[self.key(result.config)]
+        self._released.extend(self._followers.pop(job, ()))
         self.stats.clock_s = self._schedule.now
         if charged and result.ok and (self.best is None or result.fitness < self.best.fitness):
             self.best = result
@@ -338,6 +345,8 @@ class Problem:
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
         compile_s = device_s = total_s = 0.0
+        if profiled and key in self._running:
+            raise TunerError("a configuration is profiled after its answer has come, not while it is in flight")
         if key in self._seen and profiled and key not in self._profiled:
             # One more run, with the profiler: it costs device time but is no new configuration.
             result, kind, charged = self._seen[key], "profile", False
@@ -371,7 +380,12 @@ class Problem:
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
         self._job += 1
         self._flight[self._job] = (result, kind, charged, tuner_s, profiled)
-        self._schedule.submit(self._job, compile_s, device_s, total_s)
+        if kind == "repeat" and key in self._running:  # its answer is not known before the first one's
+            self._followers.setdefault(self._running[key], []).append(self._job)
+        else:
+            self._schedule.submit(self._job, compile_s, device_s, total_s)
+            if charged:
+                self._running[key] = self._job
         self._clock_mark()
         return None
 

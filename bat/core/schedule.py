@@ -57,10 +57,14 @@ class Parallelism:
                 f"{self.devices} device{'s' * (self.devices != 1)}")
 
 
+#: One compile worker and one device: the sequential clock (the default).
+SEQUENTIAL = Parallelism()
+
+
 class Schedule:
     """The event-driven clock (see the module docstring); jobs are named by the caller's integer keys."""
 
-    def __init__(self, parallelism: Parallelism = Parallelism()) -> None:
+    def __init__(self, parallelism: Parallelism = SEQUENTIAL) -> None:
         self.parallelism = parallelism
         #: the time of the last result handed back (a job submitted now starts no earlier)
         self.now = 0.0

@@ -25,6 +25,7 @@ import pandas as pd
 from bat.core.atomic import check_output
 from bat.core.errors import RunInterrupted
 from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.trace import TraceRecorder, write_trace
 from bat.core.tuner import Tuner, class_spec, object_options
 from bat.core.userdata import check_writable, runs_dir
@@ -65,6 +66,7 @@ class RunResult:
     data_check: DataCheck | None = None  # the replayed dataset's data check (None: not replayed or not asked)
     notes: list[str] = field(default_factory=list)  # what the run said on the way (data flags, resumption)
     reused: int = 0  # evaluations answered from an interrupted run's journal (resume)
+    clock_s: float = 0.0  # the simulated clock at the end (bat.core.schedule); cost_s is the work charged
 
     @property
     def ratio_to_best_known(self) -> float | None:
@@ -95,6 +97,7 @@ def run_tuner(
     tuner_name: str | None = None,
     tuner_charge_s: float | None = None,
     isolate: bool = False,
+    parallelism: Parallelism = SEQUENTIAL,
 ) -> RunResult:
     """Run ``tuner`` on ``target`` under ``budget`` with ``seed`` (see the module docstring).
 
@@ -102,7 +105,8 @@ def run_tuner(
     ``out`` a trace path, ``"auto"`` or None (the trace stays in memory, nothing is journalled);
     ``on_note`` hears each note as it is made. ``tuner_charge_s``: seconds charged as the tuner's
     time per proposal (a declared cost model: the time axis is then deterministic), None to measure
-    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). An interrupted
+    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). ``parallelism``:
+    the compile workers and devices of the simulated clock (bat.core.schedule). An interrupted
     journalled run raises RunInterrupted
     (a KeyboardInterrupt) naming its journal.
     """
@@ -127,7 +131,7 @@ def run_tuner(
     if checkpoint is not None:
         target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
     try:
-        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s)
+        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s, parallelism)
     except BaseException as exc:
         if checkpoint is None:
             raise
@@ -184,7 +188,8 @@ def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence
 
 
 def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
-         progress: Callable[[float], None] | None, tuner_charge_s: float | None = None) -> RunResult:
+         progress: Callable[[float], None] | None, tuner_charge_s: float | None = None,
+         parallelism: Parallelism = SEQUENTIAL) -> RunResult:
     """Problem -> tuner -> trace, in memory."""
     meta = {
         "tuner": name,
@@ -198,13 +203,15 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         "space_hash": target.space.space_hash,
         "tuner_charge_s": tuner_charge_s,
         "oracle": bool(tuner_obj.oracle),
+        "compile_workers": parallelism.compile_workers,
+        "devices": parallelism.devices,
     }
     recorder = TraceRecorder(target.space.names, meta)
     observers: list[Any] = [recorder]
     if progress is not None:
         observers.append(_ProgressObserver(budget, progress))
     problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
-                      facts=target.facts, tuner_charge_s=tuner_charge_s)
+                      facts=target.facts, tuner_charge_s=tuner_charge_s, parallelism=parallelism)
     if tuner_obj.oracle:  # the answer key goes to a declared oracle only (bat.core.facts)
         problem.answer_key = target.dataset
     rng = np.random.default_rng(seed)
@@ -214,7 +221,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
     wall = time.perf_counter() - start
     s = problem.stats
     meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
-                tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall)
+                tuner_s=s.tuner_s, cost_s=s.cost_s, clock_s=s.clock_s, wall_s=wall)
     if report := tuner_obj.run_report():
         meta["tuner_report"] = report
     recorder.meta.update(meta)  # the saved trace carries the end-of-run counts too
@@ -223,7 +230,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         backend=target.backend.name, backend_description=target.backend.describe(),
         best=problem.best, best_known_ms=target.best_known_ms,
         evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
-        tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall,
+        tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall, clock_s=s.clock_s,
         trace=recorder.frame(), trace_meta=meta,
     )
 

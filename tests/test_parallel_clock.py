@@ -1,0 +1,153 @@
+"""The Problem on the simulated clock: K compile workers and G devices, batches, repeats in flight."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from bat.backends.replay import ReplayBackend
+from bat.core.batches import keep_full
+from bat.core.costs import recorded_costs
+from bat.core.dataset import Dataset, DatasetMeta, make_frame
+from bat.core.errors import TunerError
+from bat.core.problem import Budget, Problem
+from bat.core.schedule import Parallelism
+from bat.core.spacefile import space_from_dict
+from bat.core.trace import TraceRecorder
+from bat.registry import make_tuner
+
+SPACE = {
+    "name": "clock",
+    "description": "a space whose configurations cost different compile, verification and measuring times",
+    "parameters": [{"name": "x", "values": list(range(1, 9))}, {"name": "y", "values": list(range(1, 9))}],
+    "constraints": [{"expr": "x + y <= 14", "why": "test"}],
+    "problem_size": {},
+}
+
+
+@pytest.fixture(scope="module")
+def space():
+    return space_from_dict(SPACE, source="test")
+
+
+@pytest.fixture(scope="module")
+def dataset(space):
+    rows = []
+    for x, y in itertools.product(range(1, 9), repeat=2):
+        if x + y > 14:
+            continue
+        failed = (x * y) % 9 == 0
+        rows.append({"x": x, "y": y, "status": "compile_error" if failed else "ok",
+                     "objective_ms": None if failed else 1.0 + ((x * 7 + y * 3) % 13) / 3,
+                     "times_ms": [] if failed else [1.0, 1.5], "compile_ms": 300.0 + 97.0 * ((x * y) % 7),
+                     "benchmark_ms": 40.0 + 31.0 * ((x + 2 * y) % 5), "verify_ms": 10.0 + x})
+    meta = DatasetMeta(benchmark="clock", space_hash=space.space_hash, gpu="TEST")
+    return Dataset(frame=make_frame(("x", "y"), rows), meta=meta, parameters=("x", "y"))
+
+
+def run(space, dataset, tuner: str, par: Parallelism, budget: Budget | None = None):
+    rec = TraceRecorder(space.names)
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=budget or Budget(max_evals=30),
+                      observers=[rec], tuner_charge_s=0.0, parallelism=par)
+    make_tuner(tuner).tune(problem, np.random.default_rng(3))
+    return problem, rec.frame()
+
+
+def running_sum(costs) -> list[float]:
+    out, total = [], 0.0
+    for c in costs:
+        total += c  # the sequential replay's clock: stats.cost_s += each charge
+        out.append(total)
+    return out
+
+
+def test_costs_in_parts_and_a_compile_failure_costs_its_compile_time(dataset) -> None:
+    costs = recorded_costs(dataset.frame)
+    assert np.allclose(costs.compile_s + costs.verify_s + costs.measure_s, costs.cost_s)
+    failed = (dataset.frame["status"] == "compile_error").to_numpy()
+    assert failed.any() and costs.compile_failures == failed.sum()
+    assert np.array_equal(costs.cost_s[failed], dataset.frame["compile_ms"].to_numpy()[failed] / 1000)
+    assert "failed to compile are charged their compile time alone" in costs.describe()
+
+
+@pytest.mark.parametrize("tuner", ["reference:random", "reference:grid", "reference:genetic"])
+def test_one_worker_one_device_is_the_sequential_clock_exactly(space, dataset, tuner) -> None:
+    problem, trace = run(space, dataset, tuner, Parallelism(1, 1))
+    assert trace["elapsed_cost_s"].tolist() == running_sum(trace["cost_s"])
+    assert problem.stats.clock_s == problem.stats.cost_s
+
+
+def test_batch_random_search_overlaps_compiles(space, dataset) -> None:
+    p1, t1 = run(space, dataset, "reference:random", Parallelism(1, 1))
+    p8, t8 = run(space, dataset, "reference:random", Parallelism(8, 1))
+    charged = t8[t8["charged"]]
+    # the same configurations, answered in another order and sooner
+    assert set(map(tuple, t1[t1["charged"]][["x", "y"]].to_numpy())) == set(map(tuple, charged[["x", "y"]].to_numpy()))
+    assert p8.stats.cost_s == pytest.approx(p1.stats.cost_s)
+    assert p8.stats.clock_s < 0.5 * p1.stats.clock_s
+    assert p8.stats.clock_s >= p1.stats.clock_s / 8
+    device = sum(r.device_s for r in map(_result(dataset), charged[["x", "y"]].to_dict("records")))
+    assert p8.stats.clock_s >= device - 1e-9
+    assert (np.diff(t8["elapsed_cost_s"]) >= 0).all()  # answers come in simulated-time order
+
+
+def _result(dataset):
+    backend = ReplayBackend(dataset)
+    return backend.evaluate
+
+
+def test_a_tuner_that_waits_for_each_result_gains_nothing(space, dataset) -> None:
+    _, t1 = run(space, dataset, "reference:genetic", Parallelism(1, 1))
+    _, t8 = run(space, dataset, "reference:genetic", Parallelism(8, 2))
+    assert t8["elapsed_cost_s"].tolist() == t1["elapsed_cost_s"].tolist()
+
+
+def test_time_budget_on_the_parallel_clock(space, dataset) -> None:
+    budget = Budget(max_time_s=2.0)
+    p1, _ = run(space, dataset, "reference:random", Parallelism(1, 1), budget)
+    p8, t8 = run(space, dataset, "reference:random", Parallelism(8, 1), budget)
+    assert p8.exhausted and p8.in_flight == 0
+    assert p8.stats.evaluated > p1.stats.evaluated  # more configurations in the same simulated time
+    # once the clock passed the budget nothing more was proposed: only what was in flight came back after it
+    assert 1 <= (t8["elapsed_cost_s"] >= 2.0).sum() <= p8.slots
+
+
+def test_a_repeat_in_flight_is_answered_with_the_first(space, dataset) -> None:
+    rec = TraceRecorder(space.names)
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=Budget(max_evals=5), observers=[rec],
+                      parallelism=Parallelism(4, 1))
+    a, b = {"x": 1, "y": 1}, {"x": 2, "y": 1}
+    assert problem.submit(a) and problem.submit(a) and problem.submit(b)
+    answers = [problem.collect() for _ in range(3)]
+    frame = rec.frame()
+    kinds = dict(zip(frame["kind"], frame["elapsed_cost_s"], strict=False))
+    first = frame[(frame["x"] == 1) & (frame["kind"] == "evaluated")]["elapsed_cost_s"].item()
+    assert kinds["repeat"] == first  # never before the configuration's own answer
+    assert [a.kind for a in answers].index("repeat") > [a.kind for a in answers].index("evaluated")
+    assert problem.stats.evaluated == 2 and problem.stats.repeated == 1
+
+
+def test_batch_rules(space, dataset) -> None:
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=Budget(max_evals=5),
+                      parallelism=Parallelism(2, 1))
+    with pytest.raises(TunerError, match="no proposal in flight"):
+        problem.collect()
+    assert problem.slots == 2
+    problem.submit({"x": 1, "y": 1})
+    with pytest.raises(TunerError, match="collect the submitted"):
+        problem.evaluate({"x": 2, "y": 2})
+    with pytest.raises(TunerError, match="profiled after its answer"):
+        problem.submit({"x": 1, "y": 1}, profiled=True)
+    problem.submit({"x": 2, "y": 1})
+    with pytest.raises(TunerError, match="2 proposals are in flight"):
+        problem.submit({"x": 3, "y": 1})
+
+
+def test_keep_full_stops_at_the_budget(space, dataset) -> None:
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=Budget(max_evals=4),
+                      parallelism=Parallelism(3, 1))
+    heard = []
+    keep_full(problem, ({"x": x, "y": 1} for x in range(1, 9)), heard.append)
+    assert problem.stats.evaluated == 4 and len(heard) == 4 and problem.in_flight == 0
