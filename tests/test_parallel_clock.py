@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -151,3 +152,28 @@ def test_keep_full_stops_at_the_budget(space, dataset) -> None:
     heard = []
     keep_full(problem, ({"x": x, "y": 1} for x in range(1, 9)), heard.append)
     assert problem.stats.evaluated == 4 and len(heard) == 4 and problem.in_flight == 0
+
+
+def test_bat_run_on_eight_compile_workers(tmp_path, capsys) -> None:
+    from bat.cli import main
+    from bat.core.trace import read_trace
+
+    clocks = {}
+    for k in (1, 8):
+        out = tmp_path / f"k{k}.parquet"
+        assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "40", "-s", "1", "--tuner-charge", "0",
+                     "--compile-workers", str(k), "-o", str(out), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        trace, meta = read_trace(out)
+        assert (doc["compile_workers"], meta["compile_workers"], meta["devices"]) == (k, k, 1)
+        assert doc["clock_s"] == meta["clock_s"] == trace["elapsed_cost_s"].max()
+        clocks[k] = doc["clock_s"], doc["cost_s"]
+    assert clocks[1][0] == clocks[1][1]  # one worker: the clock is the work charged
+    assert clocks[8][1] / 8 <= clocks[8][0] < clocks[1][0]
+
+
+def test_bat_run_refuses_zero_workers(capsys) -> None:
+    from bat.cli import main
+
+    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "--compile-workers", "0"]) == 2
+    assert "--compile-workers" in capsys.readouterr().err

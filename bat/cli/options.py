@@ -19,3 +19,12 @@ def positive_finite(value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(f"expected a finite number > 0, got {value}")
     return value
+
+
+def workers(value: int) -> int:
+    """Compile workers or devices of the simulated clock: 1 to ``bat.core.schedule.MAX_WORKERS``."""
+    from bat.core.schedule import MAX_WORKERS
+
+    if not 1 <= value <= MAX_WORKERS:
+        raise typer.BadParameter(f"expected 1 to {MAX_WORKERS}, got {value}")
+    return value
