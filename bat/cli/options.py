@@ -21,7 +21,7 @@ def positive_finite(value: float | None) -> float | None:
     return value
 
 
-def workers(value: int) -> int:
+def worker_count(value: int) -> int:
     """Compile workers or devices of the simulated clock: 1 to ``bat.core.schedule.MAX_WORKERS``."""
     from bat.core.schedule import MAX_WORKERS
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from bat.cli.console import shown_path
-from bat.cli.options import finite, positive_finite, workers
+from bat.cli.options import finite, positive_finite, worker_count
 from bat.cli.output import document, progress, say
 
 if TYPE_CHECKING:
@@ -57,10 +57,10 @@ def run(
     tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, callback=finite,
                                        help="Charge this many seconds of tuner time per proposal (a declared "
                                             "cost model: a deterministic time axis) instead of measuring it."),
-    compile_workers: int = typer.Option(1, "--compile-workers", callback=workers,
+    compile_workers: int = typer.Option(1, "--compile-workers", callback=worker_count,
                                         help="Configurations compiled at once on the simulated clock "
                                              "(docs/METHODS.md); a tuner that proposes batches gains from it."),
-    devices: int = typer.Option(1, "--devices", callback=workers,
+    devices: int = typer.Option(1, "--devices", callback=worker_count,
                                 help="Devices measuring at once on the simulated clock, one configuration each."),
     prior: str = typer.Option(None, "--prior",
                               help="Give the tuner other GPUs' measured data of the same space (problem.facts."

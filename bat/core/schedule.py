@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: The most compile workers or devices a run may simulate.
@@ -116,3 +117,22 @@ class Schedule:
         finish, _, key = heapq.heappop(self._done)
         self.now = max(self.now, finish)
         return key, finish
+
+
+def stream_clock(compile_s: Sequence[float], device_s: Sequence[float], total_s: Sequence[float],
+                 parallelism: Parallelism) -> tuple[list[int], list[float]]:
+    """Jobs fed in order with ``parallelism.slots`` in flight (a tuner whose proposals ignore results):
+    the jobs in the order they finish, and their finish times."""
+    clock, order, times = Schedule(parallelism), [], []
+    n, fed = len(total_s), 0
+    while fed < min(parallelism.slots, n):
+        clock.submit(fed, compile_s[fed], device_s[fed], total_s[fed])
+        fed += 1
+    while clock.in_flight:
+        job, finish = clock.next()
+        order.append(job)
+        times.append(finish)
+        if fed < n:
+            clock.submit(fed, compile_s[fed], device_s[fed], total_s[fed])
+            fed += 1
+    return order, times
