@@ -177,3 +177,15 @@ def test_bat_run_refuses_zero_workers(capsys) -> None:
 
     assert main(["run", "-t", "reference:random", "-b", "pnpoly", "--compile-workers", "0"]) == 2
     assert "--compile-workers" in capsys.readouterr().err
+
+
+def test_tpe_with_a_constant_liar_keeps_the_workers_busy(space, dataset) -> None:
+    p1, t1 = run(space, dataset, "optuna:tpe-liar", Parallelism(1, 1))
+    p8, _ = run(space, dataset, "optuna:tpe-liar", Parallelism(8, 1))
+    assert p1.stats.evaluated == p8.stats.evaluated == 30
+    assert p8.stats.clock_s < 0.5 * p1.stats.clock_s
+    assert t1["elapsed_cost_s"].tolist() == running_sum(t1["cost_s"])
+    # plain TPE waits for each result: eight workers change nothing
+    _, s1 = run(space, dataset, "optuna", Parallelism(1, 1))
+    _, s8 = run(space, dataset, "optuna", Parallelism(8, 1))
+    assert s1[["x", "y", "elapsed_cost_s"]].equals(s8[["x", "y", "elapsed_cost_s"]])

@@ -60,6 +60,8 @@ TRANSFER: dict[str, TunerEntry] = {
 OPTUNA: dict[str, TunerEntry] = {
     "": TunerEntry(_OPTUNA, "Optuna TPE (tree-structured Parzen estimator), ask/tell", {"sampler": "tpe"}, "optuna"),
     "random": TunerEntry(_OPTUNA, "Optuna random sampler, ask/tell", {"sampler": "random"}, "optuna"),
+    "tpe-liar": TunerEntry(_OPTUNA, "Optuna TPE with a constant liar: a batch in flight on parallel compile "
+                           "workers, ask/tell", {"sampler": "tpe", "constant_liar": True}, "optuna"),
     "gp": TunerEntry(_OPTUNA, "Optuna Gaussian-process Bayesian optimization, ask/tell (needs PyTorch)",
                      {"sampler": "gp"}, "optuna"),
     "cmaes": TunerEntry(_OPTUNA, "Optuna CMA-ES on the value indices, ask/tell (needs cmaes)",
