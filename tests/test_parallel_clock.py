@@ -2,66 +2,22 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 
 import numpy as np
 import pytest
+from clock_fixtures import clock_dataset, clock_space, run, running_sum
 
 from bat.backends.replay import ReplayBackend
 from bat.core.batches import keep_full
 from bat.core.costs import recorded_costs
-from bat.core.dataset import Dataset, DatasetMeta, make_frame
 from bat.core.errors import TunerError
 from bat.core.problem import Budget, Problem
 from bat.core.schedule import Parallelism
-from bat.core.spacefile import space_from_dict
 from bat.core.trace import TraceRecorder
-from bat.registry import make_tuner
 
-SPACE = {
-    "name": "clock",
-    "description": "a space whose configurations cost different compile, verification and measuring times",
-    "parameters": [{"name": "x", "values": list(range(1, 9))}, {"name": "y", "values": list(range(1, 9))}],
-    "constraints": [{"expr": "x + y <= 14", "why": "test"}],
-    "problem_size": {},
-}
-
-
-@pytest.fixture(scope="module")
-def space():
-    return space_from_dict(SPACE, source="test")
-
-
-@pytest.fixture(scope="module")
-def dataset(space):
-    rows = []
-    for x, y in itertools.product(range(1, 9), repeat=2):
-        if x + y > 14:
-            continue
-        failed = (x * y) % 9 == 0
-        rows.append({"x": x, "y": y, "status": "compile_error" if failed else "ok",
-                     "objective_ms": None if failed else 1.0 + ((x * 7 + y * 3) % 13) / 3,
-                     "times_ms": [] if failed else [1.0, 1.5], "compile_ms": 300.0 + 97.0 * ((x * y) % 7),
-                     "benchmark_ms": 40.0 + 31.0 * ((x + 2 * y) % 5), "verify_ms": 10.0 + x})
-    meta = DatasetMeta(benchmark="clock", space_hash=space.space_hash, gpu="TEST")
-    return Dataset(frame=make_frame(("x", "y"), rows), meta=meta, parameters=("x", "y"))
-
-
-def run(space, dataset, tuner: str, par: Parallelism, budget: Budget | None = None):
-    rec = TraceRecorder(space.names)
-    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=budget or Budget(max_evals=30),
-                      observers=[rec], tuner_charge_s=0.0, parallelism=par)
-    make_tuner(tuner).tune(problem, np.random.default_rng(3))
-    return problem, rec.frame()
-
-
-def running_sum(costs) -> list[float]:
-    out, total = [], 0.0
-    for c in costs:
-        total += c  # the sequential replay's clock: stats.cost_s += each charge
-        out.append(total)
-    return out
+space = pytest.fixture(name="space")(clock_space)
+dataset = pytest.fixture(name="dataset")(clock_dataset)
 
 
 def test_costs_in_parts_and_a_compile_failure_costs_its_compile_time(dataset) -> None:

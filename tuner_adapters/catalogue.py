@@ -21,6 +21,9 @@ _TRANSFER = "bat.tuner_adapters.transfer"
 REFERENCE: dict[str, TunerEntry] = {
     "random": TunerEntry(f"{_REF}.random_search:RandomSearch",
                          "uniform random sampling of valid configurations, without replacement"),
+    "random-timeout": TunerEntry(f"{_REF}.random_search:RandomSearch",
+                                 "random search that stops measuring a configuration past 2 x the best so far",
+                                 {"timeout_factor": 2.0}),
     "grid": TunerEntry(f"{_REF}.grid:GridSearch",
                        "exhaustive search of valid configurations in flat-id order (last parameter fastest)"),
     "shrinking_sample": TunerEntry(f"{_REF}.shrinking_sample:ShrinkingSample",

@@ -33,6 +33,7 @@ import numpy as np
 
 from bat.core.errors import BatError
 from bat.core.limits import MAX_BUDGET, MAX_CAMPAIGN_RUNS
+from bat.core.timeouts import check_factor
 from bat.core.tuner import Tuner
 from bat.registry import make_tuner
 from bat.run.targets import NOISE_MODES
@@ -134,6 +135,7 @@ class RunSpec:
     isolate: bool = False  # the tuner runs in its own sandboxed process (bat.run.isolation)
     prior: tuple[str, ...] = ()  # GPUs whose data of the same space the tuner gets (facts.others; transfer)
     devices: int = 1  # devices of the simulated clock (its compile workers: tuner.compile_workers)
+    timeout_factor: float | None = None  # measurements past this x the best so far are stopped (bat.core.timeouts)
 
     @property
     def max_budget(self) -> int:
@@ -144,8 +146,8 @@ class RunSpec:
         """Stable identity: the same definition gives the same id, in any campaign.
 
         ``dataset``, ``noise``, the tuner's ``options`` and ``compile_workers``, ``tuner_charge_s``, ``isolate``,
-        ``prior`` and ``devices`` enter the key only when they are not their defaults, so runs stored before
-        those options existed keep their ids.
+        ``prior``, ``devices`` and ``timeout_factor`` enter the key only when they are not their defaults, so
+        runs stored before those options existed keep their ids.
         """
         fields = asdict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
@@ -158,7 +160,7 @@ class RunSpec:
             del fields["tuner"]["compile_workers"]
         if fields["devices"] == 1:
             del fields["devices"]
-        for name in ("tuner_charge_s", "isolate", "prior"):
+        for name in ("tuner_charge_s", "isolate", "prior", "timeout_factor"):
             if not fields[name]:
                 del fields[name]
         key = json.dumps(fields, sort_keys=True)
@@ -185,6 +187,7 @@ class Campaign:
     #: space) or "vendor:NAME" (the other GPUs of that vendor only)
     prior: str = ""
     devices: int = 1  # devices of every run's simulated clock (bat.core.schedule)
+    timeout_factor: float | None = None  # every run's timeout (bat.core.timeouts); None: none
 
     def __post_init__(self) -> None:
         from bat.core.schedule import MAX_WORKERS
@@ -196,6 +199,10 @@ class Campaign:
                 raise CampaignError(f"--compile-workers: 1 to {MAX_WORKERS}, got {t.compile_workers}")
         if not 1 <= self.devices <= MAX_WORKERS:
             raise CampaignError(f"--devices: 1 to {MAX_WORKERS}, got {self.devices}")
+        try:
+            check_factor(self.timeout_factor, "--timeout-factor")
+        except ValueError as exc:
+            raise CampaignError(str(exc)) from None
         labels = [t.label for t in self.tuners]
         if len(set(labels)) != len(labels):
             raise CampaignError(f"--tuners: labels must be unique, got {labels}")
@@ -255,13 +262,15 @@ class Campaign:
                     out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
                                        self.dataset_for(bench, gpu), noise=self.noise,
                                        tuner_charge_s=self.tuner_charge_s, isolate=self.isolate,
-                                       prior=self.prior_for(bench, gpu), devices=self.devices) for g in groups)
+                                       prior=self.prior_for(bench, gpu), devices=self.devices,
+                                       timeout_factor=self.timeout_factor) for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
 
     def _prefixes(self, t: TunerSpec) -> bool:
         """A run's trace prefixes answer the smaller budgets: a budget-agnostic tuner on the sequential clock
-        (with proposals in flight, a longer run's first answers need not be a shorter run's)."""
-        return t.budget_agnostic and t.compile_workers == 1 and self.devices == 1
+        (with proposals in flight, a longer run's first answers need not be a shorter run's) without timeouts
+        (a timeout depends on the best found so far)."""
+        return t.budget_agnostic and t.compile_workers == 1 and self.devices == 1 and self.timeout_factor is None
 
     def budget_policy(self) -> dict[str, str]:
         """Per tuner label: how its budgets were obtained, in words."""
@@ -287,6 +296,7 @@ class Campaign:
             "prior": self.prior,
             "compile_workers": sorted({t.compile_workers for t in self.tuners}),
             "devices": self.devices,
+            "timeout_factor": self.timeout_factor,
             "notes": list(self.notes),
             "datasets": [list(d) for d in self.datasets],
             "budget_policy": self.budget_policy(),

@@ -102,7 +102,8 @@ def execute_run(spec: RunSpec) -> RunRecord:
     tuner = spec.tuner.spec if spec.isolate else spec.tuner.build()  # isolated: built in its own process
     result = run_tuner(tuner, target, budget=Budget(max_evals=spec.max_budget), seed=spec.seed,
                        tuner_name=spec.tuner.label, tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
-                       parallelism=Parallelism(spec.tuner.compile_workers, spec.devices))
+                       parallelism=Parallelism(spec.tuner.compile_workers, spec.devices),
+                       timeout_factor=spec.timeout_factor)
     trace = result.trace
     params = list(target.space.names)
     per_budget = {}

@@ -93,6 +93,9 @@ def compare(
                                              "runs at each (labelled LABEL@kK when several; docs/METHODS.md)."),
     devices: int = typer.Option(1, "--devices", callback=worker_count,
                                 help="Devices measuring at once on the simulated clock, one configuration each."),
+    timeout_factor: float = typer.Option(None, "--timeout-factor", min=1.0, callback=finite,
+                                         help="Stop a measurement once it runs past this factor x the best time so "
+                                              "far: charged the time spent, recorded as a timeout."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from bat.analysis.compare.study import compare as run_comparison
@@ -119,7 +122,7 @@ def compare(
                           "--noise": None if noise == "none" else noise, "--oracles": oracles or None,
                           "--backend": None if backend == "replay" else backend,
                           "--compile-workers": None if worker_list == [1] else compile_workers,
-                          "--devices": None if devices == 1 else devices})
+                          "--devices": None if devices == 1 else devices, "--timeout-factor": timeout_factor})
         return
     repeats = repeats or 10
     campaign = plan_campaign(tuners=_split(tuners, "--tuners"), benchmarks=None if bench_list == ["all"] else
@@ -127,7 +130,7 @@ def compare(
                              budgets=budget_list, repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
                              backend=backend, noise=noise, tuner_options=[str(p) for p in tuner_options],
                              oracles=oracles, tuner_charge_s=tuner_charge, isolate=isolate,
-                             compile_workers=worker_list, devices=devices)
+                             compile_workers=worker_list, devices=devices, timeout_factor=timeout_factor)
     if scheduler:
         _check_scheduler(scheduler)
     if isolate:  # the first line says which sandbox the tuners get

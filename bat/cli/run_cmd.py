@@ -62,6 +62,9 @@ def run(
                                              "(docs/METHODS.md); a tuner that proposes batches gains from it."),
     devices: int = typer.Option(1, "--devices", callback=worker_count,
                                 help="Devices measuring at once on the simulated clock, one configuration each."),
+    timeout_factor: float = typer.Option(None, "--timeout-factor", min=1.0, callback=finite,
+                                         help="Stop a measurement once it runs past this factor x the best time so "
+                                              "far: charged the time spent, recorded as a timeout."),
     prior: str = typer.Option(None, "--prior",
                               help="Give the tuner other GPUs' measured data of the same space (problem.facts."
                                    "others): comma-separated GPU ids or dataset files/ids, or all-others."),
@@ -109,7 +112,7 @@ def run(
             result = run_tuner(tuner_obj, target, budget=b, seed=seed, options=tuner_option,
                                out=AUTO if out is None else out, force=force, resume=resume, progress=moved,
                                on_note=_note, tuner_name=spec, tuner_charge_s=tuner_charge,
-                               parallelism=Parallelism(compile_workers, devices))
+                               parallelism=Parallelism(compile_workers, devices), timeout_factor=timeout_factor)
     finally:
         target.backend.close()  # a command backend's scratch folder goes, whatever happened
     report(result, target)

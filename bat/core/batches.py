@@ -14,14 +14,16 @@ from collections.abc import Callable, Iterable
 from bat.core.problem import Answer, Config, Problem
 
 
-def keep_full(problem: Problem, proposals: Iterable[Config], on_answer: Callable[[Answer], None] | None = None) -> None:
-    """Evaluate ``proposals`` in order, up to ``problem.slots`` at once; ``on_answer`` hears each answer."""
+def keep_full(problem: Problem, proposals: Iterable[Config], on_answer: Callable[[Answer], None] | None = None,
+              timeout_factor: float | None = None) -> None:
+    """Evaluate ``proposals`` in order, up to ``problem.slots`` at once; ``on_answer`` hears each answer;
+    ``timeout_factor`` goes with every proposal (bat.core.timeouts)."""
     stream = iter(proposals)
     ended = False
     while True:
         while not ended and problem.in_flight < problem.slots and not problem.exhausted:
             config = next(stream, None)
-            ended = config is None or not problem.submit(config)
+            ended = config is None or not problem.submit(config, timeout_factor=timeout_factor)
         if not problem.in_flight:
             return
         answer = problem.collect()

@@ -37,6 +37,7 @@ from bat.core.errors import BudgetExhaustedError, TunerError
 from bat.core.facts import TargetFacts
 from bat.core.schedule import SEQUENTIAL, Parallelism, Schedule
 from bat.core.space import SearchSpace
+from bat.core.timeouts import check_factor, cut_off
 
 if TYPE_CHECKING:
 
@@ -193,6 +194,7 @@ class Problem:
         tuner_charge_s: float | None = None,
         tuner_clock: Callable[[], float] = time.perf_counter,
         parallelism: Parallelism = SEQUENTIAL,
+        timeout_factor: float | None = None,
     ) -> None:
         if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
             raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
@@ -216,6 +218,8 @@ class Problem:
         self.answer_key: Dataset | None = None
         #: compile workers and devices of the simulated clock (bat.core.schedule)
         self.parallelism = parallelism
+        #: measurements past this factor x the best time so far are stopped (bat.core.timeouts); None: never
+        self.timeout_factor = check_factor(timeout_factor)
         self._schedule = Schedule(parallelism)
         self._flight: dict[int, tuple[EvalResult, str, bool, float, bool]] = {}  # job -> its answer, to come
         self._running: dict[tuple, int] = {}  # configuration in flight -> its job
@@ -270,16 +274,20 @@ class Problem:
         return tuple(values), row
 
     # -- evaluation ----------------------------------------------------------
-    def evaluate(self, config: Config, *, profiled: bool = False) -> EvalResult:
-        """The result of one configuration for a tuner; a spent budget raises BudgetExhaustedError."""
-        answer = self.answer(config, profiled=profiled)
+    def evaluate(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None) -> EvalResult:
+        """The result of one configuration for a tuner; a spent budget raises BudgetExhaustedError.
+
+        ``timeout_factor``: stop its measurement past this factor x the best time so far
+        (bat.core.timeouts; the run's own factor, when lower, holds).
+        """
+        answer = self.answer(config, profiled=profiled, timeout_factor=timeout_factor)
         if answer.kind == "refused":
             raise BudgetExhaustedError(
                 f"budget of {self.budget.describe()} is spent; tuners must check problem.exhausted"
             )
         return answer.result
 
-    def answer(self, config: Config, *, profiled: bool = False) -> Answer:
+    def answer(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None) -> Answer:
         """Everything about one proposal (see the module docstring for the rules).
 
         A fresh valid configuration the spent budget no longer affords is ``refused``: it
@@ -287,7 +295,7 @@ class Problem:
         """
         if self._flight:
             raise TunerError("collect the submitted evaluations (problem.collect) before evaluating one alone")
-        refused = self._start(config, profiled)
+        refused = self._start(config, profiled, timeout_factor)
         return refused if refused is not None else self.collect()
 
     # -- batches (tuners that declare proposes_batches) -------------------------
@@ -301,7 +309,7 @@ class Problem:
         """Proposals submitted whose answers ``collect`` has not handed back yet."""
         return len(self._flight)
 
-    def submit(self, config: Config, *, profiled: bool = False) -> bool:
+    def submit(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None) -> bool:
         """Start evaluating ``config``; its answer comes from ``collect``. False: the budget is spent.
 
         At most ``slots`` proposals may be in flight; one more raises TunerError.
@@ -309,7 +317,7 @@ class Problem:
         if len(self._flight) >= self.slots:
             raise TunerError(f"{len(self._flight)} proposals are in flight, the most this run allows "
                              f"({self.parallelism.describe()}): collect one first")
-        return self._start(config, profiled) is None
+        return self._start(config, profiled, timeout_factor) is None
 
     def collect(self) -> Answer:
         """The answer of the submitted proposal that finishes first in simulated time; the clock moves there."""
@@ -339,8 +347,9 @@ class Problem:
         self._clock_mark()
         return Answer(result, kind, charged)
 
-    def _start(self, config: Config, profiled: bool) -> Answer | None:
+    def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None) -> Answer | None:
         """Check, charge and schedule one proposal; the answer of a refused one (nothing scheduled)."""
+        factor = min((f for f in (check_factor(timeout_factor), self.timeout_factor) if f is not None), default=None)
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
@@ -368,7 +377,7 @@ class Problem:
             return Answer(EvalResult(config=cfg, status=Status.MISSING,
                                      message=f"the budget of {self.budget.describe()} is spent"), "refused", False)
         else:
-            result = self._backend.evaluate(cfg)
+            result = cut_off(self._backend.evaluate(cfg), factor, self.best.objective_ms if self.best else None)
             self._seen[key] = result
             if profiled:
                 self._profiled.add(key)

@@ -69,16 +69,20 @@ class RemoteProblem(Problem):
     def is_evaluated(self, config: Mapping[str, Any]) -> bool:
         return self.key(config) in self._evaluated
 
-    def evaluate(self, config: Mapping[str, Any], *, profiled: bool = False) -> EvalResult:
+    def evaluate(self, config: Mapping[str, Any], *, profiled: bool = False,
+                 timeout_factor: float | None = None) -> EvalResult:
+        _no_timeout(timeout_factor)
         return self._ask(config, profiled).result
 
     @property
     def in_flight(self) -> int:
         return int(self._answer is not None)
 
-    def submit(self, config: Mapping[str, Any], *, profiled: bool = False) -> bool:
+    def submit(self, config: Mapping[str, Any], *, profiled: bool = False,
+               timeout_factor: float | None = None) -> bool:
         """Over the protocol one proposal is in flight at a time (``slots`` is 1): evaluated now,
         handed back by ``collect``."""
+        _no_timeout(timeout_factor)
         if self._answer is not None:
             raise TunerError("1 proposal is in flight, the most a protocol client has: collect it first")
         try:
@@ -125,6 +129,11 @@ class RemoteProblem(Problem):
         elif kind == "profile":
             s.profiles += 1
             s.cost_s += profile_cost_s(result)
+
+
+def _no_timeout(factor: float | None) -> None:
+    if factor is not None:
+        raise TunerError("a timeout with a proposal is not in the BAT protocol (a protocol client runs without one)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -98,6 +98,7 @@ def run_tuner(
     tuner_charge_s: float | None = None,
     isolate: bool = False,
     parallelism: Parallelism = SEQUENTIAL,
+    timeout_factor: float | None = None,
 ) -> RunResult:
     """Run ``tuner`` on ``target`` under ``budget`` with ``seed`` (see the module docstring).
 
@@ -106,7 +107,8 @@ def run_tuner(
     ``on_note`` hears each note as it is made. ``tuner_charge_s``: seconds charged as the tuner's
     time per proposal (a declared cost model: the time axis is then deterministic), None to measure
     it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). ``parallelism``:
-    the compile workers and devices of the simulated clock (bat.core.schedule). An interrupted
+    the compile workers and devices of the simulated clock (bat.core.schedule); ``timeout_factor``:
+    measurements past this factor x the best so far are stopped (bat.core.timeouts). An interrupted
     journalled run raises RunInterrupted
     (a KeyboardInterrupt) naming its journal.
     """
@@ -131,7 +133,7 @@ def run_tuner(
     if checkpoint is not None:
         target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
     try:
-        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s, parallelism)
+        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s, parallelism, timeout_factor)
     except BaseException as exc:
         if checkpoint is None:
             raise
@@ -189,7 +191,7 @@ def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence
 
 def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
          progress: Callable[[float], None] | None, tuner_charge_s: float | None = None,
-         parallelism: Parallelism = SEQUENTIAL) -> RunResult:
+         parallelism: Parallelism = SEQUENTIAL, timeout_factor: float | None = None) -> RunResult:
     """Problem -> tuner -> trace, in memory."""
     meta = {
         "tuner": name,
@@ -205,13 +207,15 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         "oracle": bool(tuner_obj.oracle),
         "compile_workers": parallelism.compile_workers,
         "devices": parallelism.devices,
+        "timeout_factor": timeout_factor,
     }
     recorder = TraceRecorder(target.space.names, meta)
     observers: list[Any] = [recorder]
     if progress is not None:
         observers.append(_ProgressObserver(budget, progress))
     problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
-                      facts=target.facts, tuner_charge_s=tuner_charge_s, parallelism=parallelism)
+                      facts=target.facts, tuner_charge_s=tuner_charge_s, parallelism=parallelism,
+                      timeout_factor=timeout_factor)
     if tuner_obj.oracle:  # the answer key goes to a declared oracle only (bat.core.facts)
         problem.answer_key = target.dataset
     rng = np.random.default_rng(seed)
