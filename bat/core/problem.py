@@ -221,7 +221,8 @@ class Problem:
         #: measurements past this factor x the best time so far are stopped (bat.core.timeouts); None: never
         self.timeout_factor = check_factor(timeout_factor)
         self._schedule = Schedule(parallelism)
-        self._flight: dict[int, tuple[EvalResult, str, bool, float, bool]] = {}  # job -> its answer, to come
+        #: job -> its answer to come (result, kind, charged, tuner time, profiled, configuration key)
+        self._flight: dict[int, tuple[EvalResult, str, bool, float, bool, tuple]] = {}
         self._running: dict[tuple, int] = {}  # configuration in flight -> its job
         self._followers: dict[int, list[int]] = {}  # job -> repeats of its configuration, answered with it
         self._released: deque[int] = deque()  # repeats whose configuration's answer has come
@@ -324,9 +325,9 @@ class Problem:
         if not self._flight:
             raise TunerError("no proposal in flight to collect")
         job = self._released.popleft() if self._released else self._schedule.next()[0]
-        result, kind, charged, tuner_s, profiled = self._flight.pop(job)
+        result, kind, charged, tuner_s, profiled, key = self._flight.pop(job)
         if charged:
-            del self._running[self.key(result.config)]
+            del self._running[key]
         self._released.extend(self._followers.pop(job, ()))
         self.stats.clock_s = self._schedule.now
         if charged and result.ok and (self.best is None or result.fitness < self.best.fitness):
@@ -349,7 +350,9 @@ class Problem:
 
     def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None) -> Answer | None:
         """Check, charge and schedule one proposal; the answer of a refused one (nothing scheduled)."""
-        factor = min((f for f in (check_factor(timeout_factor), self.timeout_factor) if f is not None), default=None)
+        factor = self.timeout_factor
+        if timeout_factor is not None:
+            factor = min(check_factor(timeout_factor), factor or math.inf)  # type: ignore[type-var]
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
@@ -388,7 +391,7 @@ class Problem:
             kind, charged = "evaluated", True
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
         self._job += 1
-        self._flight[self._job] = (result, kind, charged, tuner_s, profiled)
+        self._flight[self._job] = (result, kind, charged, tuner_s, profiled, key)
         if kind == "repeat" and key in self._running:  # its answer is not known before the first one's
             self._followers.setdefault(self._running[key], []).append(self._job)
         else:
