@@ -14,16 +14,32 @@ its objective is unknown: the tuner sees a timeout, not a time.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar
 
 from bat.core.dataset import Status
 
-if TYPE_CHECKING:
-    from bat.core.problem import EvalResult
-
 #: the key of the bound a timed-out result exceeded, in ``EvalResult.extra`` (ms)
 BOUND_KEY = "timeout_bound_ms"
+
+
+class Measured(Protocol):
+    """What a cut-off reads of a result (bat.core.problem.EvalResult, a dataclass)."""
+
+    objective_ms: float | None
+    compile_s: float
+    extra: Mapping[str, float]
+    __dataclass_fields__: dict[str, Any]
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def measure_s(self) -> float: ...
+
+
+R = TypeVar("R", bound=Measured)
 
 
 def check_factor(factor: float | None, where: str = "timeout_factor") -> float | None:
@@ -33,7 +49,7 @@ def check_factor(factor: float | None, where: str = "timeout_factor") -> float |
     return factor
 
 
-def cut_off(result: EvalResult, factor: float | None, best_ms: float | None) -> EvalResult:
+def cut_off(result: R, factor: float | None, best_ms: float | None) -> R:
     """``result`` as a timeout when its objective exceeds ``factor`` x ``best_ms``; else unchanged."""
     if factor is None or best_ms is None or not result.ok or result.objective_ms is None:
         return result
