@@ -45,6 +45,7 @@ class ReplayBackend:
     """Looks configurations up in ``dataset``."""
 
     name = "replay"
+    recorded = True  # answers from recorded data: a measurement with fewer repeats can be drawn (bat.core.fidelity)
 
     def __init__(self, dataset: Dataset, *, noise: str = "none", noise_seed: int = 0) -> None:
         self.dataset = dataset

@@ -35,6 +35,7 @@ import numpy as np
 from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, TunerError
 from bat.core.facts import TargetFacts
+from bat.core.fidelity import check_repeats, fewer_repeats
 from bat.core.schedule import SEQUENTIAL, Parallelism, Schedule
 from bat.core.space import SearchSpace
 from bat.core.timeouts import check_factor, cut_off
@@ -106,7 +107,7 @@ class Answer:
     """Everything about one proposal: its result, its kind and whether it was charged."""
 
     result: EvalResult
-    kind: str  # "evaluated", "rejected", "repeat", "profile" or "refused" (the budget is spent)
+    kind: str  # "evaluated", "rejected", "repeat", "profile", "partial" or "refused" (the budget is spent)
     charged: bool
 
 
@@ -116,7 +117,7 @@ class Event:
 
     step: int
     result: EvalResult
-    kind: str  # "evaluated", "rejected" (constraint violation), "repeat" or "profile"
+    kind: str  # "evaluated", "rejected" (constraint violation), "repeat", "profile" or "partial"
     charged: bool
     tuner_s: float
     best_so_far_ms: float | None
@@ -166,6 +167,7 @@ class ProblemStats:
     repeated: int = 0
     failed: int = 0
     profiles: int = 0  # extra profiled runs of configurations first run without counters
+    partial: int = 0  # measurements with fewer repeats (bat.core.fidelity): time charged, no evaluation
     tuner_s: float = 0.0
     cost_s: float = 0.0  # the work charged: the sum of every evaluation's cost
     clock_s: float = 0.0  # the simulated clock (bat.core.schedule): cost_s when evaluations run one at a time
@@ -195,6 +197,7 @@ class Problem:
         tuner_clock: Callable[[], float] = time.perf_counter,
         parallelism: Parallelism = SEQUENTIAL,
         timeout_factor: float | None = None,
+        draw_seed: int = 0,
     ) -> None:
         if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
             raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
@@ -220,6 +223,9 @@ class Problem:
         self.parallelism = parallelism
         #: measurements past this factor x the best time so far are stopped (bat.core.timeouts); None: never
         self.timeout_factor = check_factor(timeout_factor)
+        #: seeds the draws of partial measurements (bat.core.fidelity): the run's seed
+        self.draw_seed = int(draw_seed)
+        self._partial: dict[tuple[tuple, int], EvalResult] = {}  # (configuration, repeats) -> partial answer
         self._schedule = Schedule(parallelism)
         #: job -> its answer to come (result, kind, charged, tuner time, profiled, configuration key)
         self._flight: dict[int, tuple[EvalResult, str, bool, float, bool, tuple]] = {}
@@ -275,20 +281,23 @@ class Problem:
         return tuple(values), row
 
     # -- evaluation ----------------------------------------------------------
-    def evaluate(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None) -> EvalResult:
+    def evaluate(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
+                 repeats: int | None = None) -> EvalResult:
         """The result of one configuration for a tuner; a spent budget raises BudgetExhaustedError.
 
         ``timeout_factor``: stop its measurement past this factor x the best time so far
-        (bat.core.timeouts; the run's own factor, when lower, holds).
+        (bat.core.timeouts; the run's own factor, when lower, holds). ``repeats``: a partial
+        measurement with that many of the recorded repeats (bat.core.fidelity).
         """
-        answer = self.answer(config, profiled=profiled, timeout_factor=timeout_factor)
+        answer = self.answer(config, profiled=profiled, timeout_factor=timeout_factor, repeats=repeats)
         if answer.kind == "refused":
             raise BudgetExhaustedError(
                 f"budget of {self.budget.describe()} is spent; tuners must check problem.exhausted"
             )
         return answer.result
 
-    def answer(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None) -> Answer:
+    def answer(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
+               repeats: int | None = None) -> Answer:
         """Everything about one proposal (see the module docstring for the rules).
 
         A fresh valid configuration the spent budget no longer affords is ``refused``: it
@@ -296,7 +305,7 @@ class Problem:
         """
         if self._flight:
             raise TunerError("collect the submitted evaluations (problem.collect) before evaluating one alone")
-        refused = self._start(config, profiled, timeout_factor)
+        refused = self._start(config, profiled, timeout_factor, repeats)
         return refused if refused is not None else self.collect()
 
     # -- batches (tuners that declare proposes_batches) -------------------------
@@ -310,7 +319,8 @@ class Problem:
         """Proposals submitted whose answers ``collect`` has not handed back yet."""
         return len(self._flight)
 
-    def submit(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None) -> bool:
+    def submit(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
+               repeats: int | None = None) -> bool:
         """Start evaluating ``config``; its answer comes from ``collect``. False: the budget is spent.
 
         At most ``slots`` proposals may be in flight; one more raises TunerError.
@@ -318,7 +328,7 @@ class Problem:
         if len(self._flight) >= self.slots:
             raise TunerError(f"{len(self._flight)} proposals are in flight, the most this run allows "
                              f"({self.parallelism.describe()}): collect one first")
-        return self._start(config, profiled, timeout_factor) is None
+        return self._start(config, profiled, timeout_factor, repeats) is None
 
     def collect(self) -> Answer:
         """The answer of the submitted proposal that finishes first in simulated time; the clock moves there."""
@@ -348,8 +358,10 @@ class Problem:
         self._clock_mark()
         return Answer(result, kind, charged)
 
-    def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None) -> Answer | None:
+    def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None,
+               repeats: int | None = None) -> Answer | None:
         """Check, charge and schedule one proposal; the answer of a refused one (nothing scheduled)."""
+        check_repeats(repeats)
         factor = self.timeout_factor
         if timeout_factor is not None:
             factor = min(check_factor(timeout_factor), factor or math.inf)  # type: ignore[type-var]
@@ -379,8 +391,21 @@ class Problem:
             self._clock_mark()
             return Answer(EvalResult(config=cfg, status=Status.MISSING,
                                      message=f"the budget of {self.budget.describe()} is spent"), "refused", False)
+        elif (key, repeats) in self._partial:
+            self.stats.repeated += 1
+            result, kind, charged = self._partial[key, repeats], "repeat", False
         else:
-            result = cut_off(self._backend.evaluate(cfg), factor, self.best.objective_ms if self.best else None)
+            measured = self._backend.evaluate(cfg) if repeats is None else self._recorded(cfg, repeats)
+            partial = None if repeats is None else fewer_repeats(measured, repeats, self.draw_seed, row)
+            if partial is not None:
+                result, kind, charged = partial, "partial", False
+                self._partial[key, repeats] = partial  # type: ignore[index]
+                self.stats.partial += 1
+                self.stats.cost_s += partial.cost_s
+                compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
+                return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s,
+                                          total_s)
+            result = cut_off(measured, factor, self.best.objective_ms if self.best else None)
             self._seen[key] = result
             if profiled:
                 self._profiled.add(key)
@@ -390,6 +415,11 @@ class Problem:
                 self.stats.failed += 1
             kind, charged = "evaluated", True
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
+        return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s)
+
+    def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
+                      key: tuple, compile_s: float, device_s: float, total_s: float) -> None:
+        """Put one answered proposal on the clock (a repeat of one in flight waits for it)."""
         self._job += 1
         self._flight[self._job] = (result, kind, charged, tuner_s, profiled, key)
         if kind == "repeat" and key in self._running:  # its answer is not known before the first one's
@@ -400,6 +430,13 @@ class Problem:
                 self._running[key] = self._job
         self._clock_mark()
         return None
+
+    def _recorded(self, cfg: dict[str, Any], repeats: int) -> EvalResult:
+        """The recorded measurement a partial one is drawn from (bat.core.fidelity)."""
+        if not getattr(self._backend, "recorded", False):
+            raise TunerError(f"a measurement with {repeats} repeats needs recorded data; the "
+                             f"{self._backend.name} backend measures in full")
+        return self._backend.evaluate(cfg)
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""

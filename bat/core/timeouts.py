@@ -14,32 +14,13 @@ its objective is unknown: the tuner sees a timeout, not a time.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
 
 from bat.core.dataset import Status
+from bat.core.measured import R
 
 #: the key of the bound a timed-out result exceeded, in ``EvalResult.extra`` (ms)
 BOUND_KEY = "timeout_bound_ms"
-
-
-class Measured(Protocol):
-    """What a cut-off reads of a result (bat.core.problem.EvalResult, a dataclass)."""
-
-    objective_ms: float | None
-    compile_s: float
-    extra: Mapping[str, float]
-    __dataclass_fields__: dict[str, Any]
-
-    @property
-    def ok(self) -> bool: ...
-
-    @property
-    def measure_s(self) -> float: ...
-
-
-R = TypeVar("R", bound=Measured)
 
 
 def check_factor(factor: float | None, where: str = "timeout_factor") -> float | None:

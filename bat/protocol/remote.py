@@ -70,8 +70,8 @@ class RemoteProblem(Problem):
         return self.key(config) in self._evaluated
 
     def evaluate(self, config: Mapping[str, Any], *, profiled: bool = False,
-                 timeout_factor: float | None = None) -> EvalResult:
-        _no_timeout(timeout_factor)
+                 timeout_factor: float | None = None, repeats: int | None = None) -> EvalResult:
+        _harness_only(timeout_factor, repeats)
         return self._ask(config, profiled).result
 
     @property
@@ -79,10 +79,10 @@ class RemoteProblem(Problem):
         return int(self._answer is not None)
 
     def submit(self, config: Mapping[str, Any], *, profiled: bool = False,
-               timeout_factor: float | None = None) -> bool:
+               timeout_factor: float | None = None, repeats: int | None = None) -> bool:
         """Over the protocol one proposal is in flight at a time (``slots`` is 1): evaluated now,
         handed back by ``collect``."""
-        _no_timeout(timeout_factor)
+        _harness_only(timeout_factor, repeats)
         if self._answer is not None:
             raise TunerError("1 proposal is in flight, the most a protocol client has: collect it first")
         try:
@@ -131,9 +131,11 @@ class RemoteProblem(Problem):
             s.cost_s += profile_cost_s(result)
 
 
-def _no_timeout(factor: float | None) -> None:
-    if factor is not None:
-        raise TunerError("a timeout with a proposal is not in the BAT protocol (a protocol client runs without one)")
+def _harness_only(factor: float | None, repeats: int | None) -> None:
+    """A timeout or fewer repeats with a proposal: not in the BAT protocol."""
+    if factor is not None or repeats is not None:
+        raise TunerError("a timeout or fewer repeats with a proposal is not in the BAT protocol: a protocol "
+                         "client's proposals are measured in full")
 
 
 def main(argv: list[str] | None = None) -> int:

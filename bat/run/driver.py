@@ -215,7 +215,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         observers.append(_ProgressObserver(budget, progress))
     problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
                       facts=target.facts, tuner_charge_s=tuner_charge_s, parallelism=parallelism,
-                      timeout_factor=timeout_factor)
+                      timeout_factor=timeout_factor, draw_seed=seed)
     if tuner_obj.oracle:  # the answer key goes to a declared oracle only (bat.core.facts)
         problem.answer_key = target.dataset
     rng = np.random.default_rng(seed)
@@ -224,7 +224,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
     tuner_obj.tune(problem, rng)
     wall = time.perf_counter() - start
     s = problem.stats
-    meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
+    meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed, partial=s.partial,
                 tuner_s=s.tuner_s, cost_s=s.cost_s, clock_s=s.clock_s, wall_s=wall)
     if report := tuner_obj.run_report():
         meta["tuner_report"] = report

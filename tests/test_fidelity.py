@@ -1,0 +1,66 @@
+"""Cheaper measurements (bat.core.fidelity): k of the recorded repeats, charged k/n of the measuring time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from clock_fixtures import clock_dataset, clock_space
+
+from bat.backends.replay import ReplayBackend
+from bat.core.dataset import Status
+from bat.core.errors import TunerError
+from bat.core.fidelity import FIDELITY_KEY, fewer_repeats
+from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.trace import TraceRecorder
+from bat.testing.synthetic import FakeBackend, constrained_space
+
+TIMES = tuple(float(t) for t in range(1, 11))
+
+
+def result(**kw) -> EvalResult:
+    return EvalResult(config={}, status=Status.OK, objective_ms=5.5, times_ms=TIMES, cost_s=3.0, compile_s=1.0,
+                      verify_s=1.0, **kw)
+
+
+def test_k_of_n_repeats_reproducibly_at_k_over_n_of_the_measuring_cost() -> None:
+    part = fewer_repeats(result(), 3, seed=7, row=[1, 2])
+    assert part is not None and len(part.times_ms) == 3 and set(part.times_ms) <= set(TIMES)
+    assert part.objective_ms == pytest.approx(np.mean(part.times_ms))
+    assert part.cost_s == pytest.approx(1.0 + 1.0 + 1.0 * 3 / 10) and part.extra[FIDELITY_KEY] == 0.3
+    assert fewer_repeats(result(), 3, seed=7, row=[1, 2]) == part  # the same draw, whatever the order
+    draws = {fewer_repeats(result(), 3, seed=s, row=[1, 2]).times_ms for s in range(20)}
+    assert len(draws) > 1  # another run's seed draws others
+    assert fewer_repeats(result(), 10, seed=7, row=[1, 2]) is None  # k >= n: measured in full
+    failed = EvalResult(config={}, status=Status.RUNTIME_ERROR, times_ms=TIMES, cost_s=3.0)
+    assert fewer_repeats(failed, 3, seed=7, row=[1]) is None
+
+
+def test_a_partial_measurement_costs_time_but_no_evaluation() -> None:
+    space, dataset = clock_space(), clock_dataset()
+    rec = TraceRecorder(space.names)
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=Budget(max_evals=1), observers=[rec],
+                      draw_seed=3)
+    config = {"x": 1, "y": 1}
+    full = ReplayBackend(dataset).evaluate(config)
+    part = problem.answer(config, repeats=1)
+    assert part.kind == "partial" and not part.charged and part.result.objective_ms in full.times_ms
+    assert problem.stats.evaluated == 0 and problem.stats.partial == 1 and not problem.exhausted
+    assert problem.stats.clock_s == pytest.approx(full.compile_s + full.verify_s + full.measure_s / 2)
+    assert problem.answer(config, repeats=1).kind == "repeat"  # answered from memory, free
+    assert problem.answer(config).kind == "evaluated" and problem.exhausted  # in full: the budget's one
+    assert problem.answer(config, repeats=1).kind == "repeat"  # measured in full already
+    frame = rec.frame()
+    assert frame["kind"].tolist() == ["partial", "repeat", "evaluated", "repeat"]
+    assert frame["fidelity"].tolist() == [0.5, 0.5, 1.0, 1.0]
+    assert frame["cost_s"].iloc[0] == pytest.approx(problem.stats.cost_s - full.cost_s)
+    assert not frame["charged"].iloc[0]
+
+
+def test_fewer_repeats_needs_recorded_data() -> None:
+    space = constrained_space()
+    problem = Problem(space=space, backend=FakeBackend(), budget=Budget(max_evals=3))
+    config = space.config(space.sample_valid(1, np.random.default_rng(0))[0])
+    with pytest.raises(TunerError, match="needs recorded data"):
+        problem.evaluate(config, repeats=2)
+    with pytest.raises(ValueError, match="repeats"):
+        problem.evaluate(config, repeats=0)
