@@ -42,9 +42,11 @@ def clock_dataset() -> Dataset:
         if x + y > 14:
             continue
         failed = (x * y) % 9 == 0
+        objective = 1.0 + ((x * 7 + y * 3) % 13) / 3
         rows.append({"x": x, "y": y, "status": "compile_error" if failed else "ok",
-                     "objective_ms": None if failed else 1.0 + ((x * 7 + y * 3) % 13) / 3,
-                     "times_ms": [] if failed else [1.0, 1.5], "compile_ms": 300.0 + 97.0 * ((x * y) % 7),
+                     "objective_ms": None if failed else objective,
+                     "times_ms": [] if failed else [0.8 * objective, 1.2 * objective],
+                     "compile_ms": 300.0 + 97.0 * ((x * y) % 7),
                      "benchmark_ms": 40.0 + 31.0 * ((x + 2 * y) % 5), "verify_ms": 10.0 + x})
     meta = DatasetMeta(benchmark="clock", space_hash=space.space_hash, gpu="TEST")
     return Dataset(frame=make_frame(("x", "y"), rows), meta=meta, parameters=("x", "y"))

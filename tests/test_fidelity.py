@@ -8,10 +8,10 @@ from clock_fixtures import clock_dataset, clock_space
 
 from bat.backends.replay import ReplayBackend
 from bat.core.dataset import Status
-from bat.core.errors import TunerError
 from bat.core.fidelity import FIDELITY_KEY, fewer_repeats
 from bat.core.problem import Budget, EvalResult, Problem
 from bat.core.trace import TraceRecorder
+from bat.registry import make_tuner
 from bat.testing.synthetic import FakeBackend, constrained_space
 
 TIMES = tuple(float(t) for t in range(1, 11))
@@ -56,11 +56,32 @@ def test_a_partial_measurement_costs_time_but_no_evaluation() -> None:
     assert not frame["charged"].iloc[0]
 
 
-def test_fewer_repeats_needs_recorded_data() -> None:
+def test_without_recorded_data_it_is_measured_in_full() -> None:
     space = constrained_space()
     problem = Problem(space=space, backend=FakeBackend(), budget=Budget(max_evals=3))
     config = space.config(space.sample_valid(1, np.random.default_rng(0))[0])
-    with pytest.raises(TunerError, match="needs recorded data"):
-        problem.evaluate(config, repeats=2)
     with pytest.raises(ValueError, match="repeats"):
         problem.evaluate(config, repeats=0)
+    answer = problem.answer(config, repeats=2)
+    assert answer.kind == "evaluated" and answer.charged and problem.stats.partial == 0
+
+
+def test_screened_random_search_measures_in_full_only_the_promising() -> None:
+    space, dataset = clock_space(), clock_dataset()
+    rec = TraceRecorder(space.names)
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=Budget(max_evals=8), observers=[rec],
+                      tuner_charge_s=0.0)
+    make_tuner("reference:random-screen", ["screen_repeats=1", "keep=1.0"]).tune(problem, np.random.default_rng(1))
+    frame = rec.frame()
+    partial = frame[frame["kind"] == "partial"]
+    full = frame[frame["kind"] == "evaluated"]
+    assert problem.stats.evaluated == 8 and len(partial) > len(full)
+    assert (partial["fidelity"] == 0.5).all() and (full["fidelity"] == 1.0).all()
+    best = np.inf
+    for _, row in frame.iterrows():  # a configuration went on only when its screen beat the best so far
+        if row["kind"] == "partial":
+            screened = row["objective_ms"]
+        elif row["kind"] == "evaluated":
+            if row["status"] == "ok" and np.isfinite(best):
+                assert screened <= best
+            best = min(best, row["objective_ms"] if row["status"] == "ok" else np.inf)

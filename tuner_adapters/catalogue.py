@@ -24,6 +24,8 @@ REFERENCE: dict[str, TunerEntry] = {
     "random-timeout": TunerEntry(f"{_REF}.random_search:RandomSearch",
                                  "random search that stops measuring a configuration past 2 x the best so far",
                                  {"timeout_factor": 2.0}),
+    "random-screen": TunerEntry(f"{_REF}.screening:ScreenedRandom", "random search that screens each configuration "
+                                "with 2 recorded repeats and measures it in full when within 1.2 x the best"),
     "grid": TunerEntry(f"{_REF}.grid:GridSearch",
                        "exhaustive search of valid configurations in flat-id order (last parameter fastest)"),
     "shrinking_sample": TunerEntry(f"{_REF}.shrinking_sample:ShrinkingSample",

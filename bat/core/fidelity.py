@@ -11,7 +11,8 @@ time but is not one of the budget's evaluations: the budget counts distinct
 configurations measured in full, as always, and the clock. Where there is
 nothing to draw from (k >= n, fewer than two recorded repeats, or a failed
 configuration) the configuration is measured in full instead, as a normal
-charged evaluation.
+charged evaluation, and so is every configuration on a backend that measures
+(live, command: their repeats are not recorded beforehand).
 """
 
 from __future__ import annotations

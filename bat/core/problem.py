@@ -395,8 +395,9 @@ class Problem:
             self.stats.repeated += 1
             result, kind, charged = self._partial[key, repeats], "repeat", False
         else:
-            measured = self._backend.evaluate(cfg) if repeats is None else self._recorded(cfg, repeats)
-            partial = None if repeats is None else fewer_repeats(measured, repeats, self.draw_seed, row)
+            measured = self._backend.evaluate(cfg)
+            partial = (fewer_repeats(measured, repeats, self.draw_seed, row)
+                       if repeats is not None and getattr(self._backend, "recorded", False) else None)
             if partial is not None:
                 result, kind, charged = partial, "partial", False
                 self._partial[key, repeats] = partial  # type: ignore[index]
@@ -430,13 +431,6 @@ class Problem:
                 self._running[key] = self._job
         self._clock_mark()
         return None
-
-    def _recorded(self, cfg: dict[str, Any], repeats: int) -> EvalResult:
-        """The recorded measurement a partial one is drawn from (bat.core.fidelity)."""
-        if not getattr(self._backend, "recorded", False):
-            raise TunerError(f"a measurement with {repeats} repeats needs recorded data; the "
-                             f"{self._backend.name} backend measures in full")
-        return self._backend.evaluate(cfg)
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""
