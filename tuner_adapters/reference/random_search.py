@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,10 +34,16 @@ class RandomSearch(Tuner):
     summary = "uniform random sampling of valid configurations, without replacement"
     budget_agnostic = True  # the draws never depend on the budget
     proposes_batches = True
-    HYPERPARAMETERS = (HyperParam("batch", "int", 256, 1, 1 << 16, log=True, doc="configurations per draw"),
-                       HyperParam("timeout_factor", "choice", 0.0, choices=(0.0, 1.25, 1.5, 2.0, 3.0, 5.0),
-                                  doc="stop measuring a configuration past this factor x the best so far "
-                                      "(0: never; bat.core.timeouts)"))
+    HYPERPARAMETERS = (HyperParam("batch", "int", 256, 1, 1 << 16, log=True, doc="configurations per draw"),)
+
+    @classmethod
+    def hyperparameters(cls, variant: Mapping[str, Any]) -> tuple[HyperParam, ...]:
+        """The draw size and the timeout factor (its default the variant's: 2 for random-timeout)."""
+        factor = HyperParam("timeout_factor", "choice", variant.get("timeout_factor", 0.0),
+                            choices=(0.0, 1.25, 1.5, 2.0, 3.0, 5.0),
+                            doc="stop measuring a configuration past this factor x the best so far "
+                                "(0: never; bat.core.timeouts)")
+        return (*cls.HYPERPARAMETERS, factor)
 
     def __post_init__(self) -> None:
         if self.batch < 1:
