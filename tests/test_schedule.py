@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bat.core.schedule import Parallelism, Schedule
+from bat.core.schedule import Parallelism, Schedule, stream_clock
 
 
 def run_schedule(jobs: list[tuple[float, float]], par: Parallelism, window: int) -> list[tuple[int, float]]:
@@ -139,3 +139,12 @@ def test_parallelism_is_checked(bad: object) -> None:
 def test_next_without_a_job_is_an_error() -> None:
     with pytest.raises(LookupError):
         Schedule().next()
+
+
+@settings(max_examples=100, deadline=None)
+@given(jobs=jobs_st, k=st.integers(1, 4), g=st.integers(1, 3))
+def test_stream_clock_keeps_the_slots_full(jobs: list[tuple[int, int]], k: int, g: int) -> None:
+    par = Parallelism(k, g)
+    order, times = stream_clock([float(c) for c, _ in jobs], [float(d) for _, d in jobs],
+                                [float(c + d) for c, d in jobs], par)
+    assert list(zip(order, times, strict=True)) == brute_force(jobs, k, g, par.slots)
