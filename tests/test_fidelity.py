@@ -10,6 +10,7 @@ from bat.backends.replay import ReplayBackend
 from bat.core.dataset import Status
 from bat.core.fidelity import FIDELITY_KEY, fewer_repeats
 from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.schedule import Parallelism
 from bat.core.trace import TraceRecorder
 from bat.registry import make_tuner
 from bat.testing.synthetic import FakeBackend, constrained_space
@@ -85,3 +86,18 @@ def test_screened_random_search_measures_in_full_only_the_promising() -> None:
             if row["status"] == "ok" and np.isfinite(best):
                 assert screened <= best
             best = min(best, row["objective_ms"] if row["status"] == "ok" else np.inf)
+
+
+def test_a_repeat_of_a_partial_measurement_in_flight_waits_for_it() -> None:
+    space, dataset = clock_space(), clock_dataset()
+    rec = TraceRecorder(space.names)
+    problem = Problem(space=space, backend=ReplayBackend(dataset), budget=Budget(max_evals=3), observers=[rec],
+                      parallelism=Parallelism(3, 1))
+    config = {"x": 2, "y": 1}
+    assert problem.submit(config, repeats=1) and problem.submit(config, repeats=1) and problem.submit(config)
+    kinds = [problem.collect().kind for _ in range(3)]
+    frame = rec.frame()
+    assert sorted(kinds) == ["evaluated", "partial", "repeat"]
+    assert kinds.index("repeat") > kinds.index("partial")  # never before the measurement it repeats
+    partial_at = frame.loc[frame["kind"] == "partial", "elapsed_cost_s"].item()
+    assert frame.loc[frame["kind"] == "repeat", "elapsed_cost_s"].item() == partial_at

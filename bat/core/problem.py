@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -36,7 +35,8 @@ from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, TunerError
 from bat.core.facts import TargetFacts
 from bat.core.fidelity import check_repeats, fewer_repeats
-from bat.core.schedule import SEQUENTIAL, Parallelism, Schedule
+from bat.core.flight import InFlight
+from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.space import SearchSpace
 from bat.core.timeouts import check_factor, cut_off
 
@@ -226,13 +226,8 @@ class Problem:
         #: seeds the draws of partial measurements (bat.core.fidelity): the run's seed
         self.draw_seed = int(draw_seed)
         self._partial: dict[tuple[tuple, int], EvalResult] = {}  # (configuration, repeats) -> partial answer
-        self._schedule = Schedule(parallelism)
-        #: job -> its answer to come (result, kind, charged, tuner time, profiled, configuration key)
-        self._flight: dict[int, tuple[EvalResult, str, bool, float, bool, tuple]] = {}
-        self._running: dict[tuple, int] = {}  # configuration in flight -> its job
-        self._followers: dict[int, list[int]] = {}  # job -> repeats of its configuration, answered with it
-        self._released: deque[int] = deque()  # repeats whose configuration's answer has come
-        self._job = 0
+        #: job -> (result, kind, charged, tuner time, profiled) of each answer to come
+        self._flight: InFlight[tuple[EvalResult, str, bool, float, bool]] = InFlight(parallelism)
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
 
@@ -334,12 +329,8 @@ class Problem:
         """The answer of the submitted proposal that finishes first in simulated time; the clock moves there."""
         if not self._flight:
             raise TunerError("no proposal in flight to collect")
-        job = self._released.popleft() if self._released else self._schedule.next()[0]
-        result, kind, charged, tuner_s, profiled, key = self._flight.pop(job)
-        if charged:
-            del self._running[key]
-        self._released.extend(self._followers.pop(job, ()))
-        self.stats.clock_s = self._schedule.now
+        result, kind, charged, tuner_s, profiled = self._flight.take()
+        self.stats.clock_s = self._flight.now
         if charged and result.ok and (self.best is None or result.fitness < self.best.fitness):
             self.best = result
         event = Event(
@@ -369,7 +360,7 @@ class Problem:
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
         compile_s = device_s = total_s = 0.0
-        if profiled and key in self._running:
+        if profiled and self._flight.measuring(key):
             raise TunerError("a configuration is profiled after its answer has come, not while it is in flight")
         if key in self._seen and profiled and key not in self._profiled:
             # One more run, with the profiler: it costs device time but is no new configuration.
@@ -394,6 +385,7 @@ class Problem:
         elif (key, repeats) in self._partial:
             self.stats.repeated += 1
             result, kind, charged = self._partial[key, repeats], "repeat", False
+            key = (key, repeats)  # it waits for that partial measurement, if in flight
         else:
             measured = self._backend.evaluate(cfg)
             partial = (fewer_repeats(measured, repeats, self.draw_seed, row)
@@ -404,8 +396,8 @@ class Problem:
                 self.stats.partial += 1
                 self.stats.cost_s += partial.cost_s
                 compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
-                return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s,
-                                          total_s)
+                return self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
+                                          device_s, total_s)
             result = cut_off(measured, factor, self.best.objective_ms if self.best else None)
             self._seen[key] = result
             if profiled:
@@ -420,15 +412,10 @@ class Problem:
 
     def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
                       key: tuple, compile_s: float, device_s: float, total_s: float) -> None:
-        """Put one answered proposal on the clock (a repeat of one in flight waits for it)."""
-        self._job += 1
-        self._flight[self._job] = (result, kind, charged, tuner_s, profiled, key)
-        if kind == "repeat" and key in self._running:  # its answer is not known before the first one's
-            self._followers.setdefault(self._running[key], []).append(self._job)
-        else:
-            self._schedule.submit(self._job, compile_s, device_s, total_s)
-            if charged:
-                self._running[key] = self._job
+        """Put one answered proposal on the clock (bat.core.flight); ``key`` names what it measures
+        (a partial measurement: the configuration and its repeats) or what it repeats."""
+        self._flight.add((result, kind, charged, tuner_s, profiled), key, measures=kind in ("evaluated", "partial"),
+                         compile_s=compile_s, device_s=device_s, total_s=total_s)
         self._clock_mark()
         return None
 

@@ -92,7 +92,7 @@ class Schedule:
         start = end = self.now
         if compile_s > 0:  # nothing to compile (a profiled re-run, an answer from memory): no worker needed
             start = max(self.now, heapq.heappop(self._workers))
-            end = start + compile_s
+            end = start + min(compile_s, total)  # a total rounded below its compile time still ends the job
             heapq.heappush(self._workers, end)
         self._seq += 1
         if device_s > 0:
