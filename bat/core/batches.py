@@ -19,9 +19,9 @@ def keep_full(problem: Problem, proposals: Iterable[Config], on_answer: Callable
     """Evaluate ``proposals`` in order, up to ``problem.slots`` at once; ``on_answer`` hears each answer;
     ``timeout_factor`` goes with every proposal (bat.core.timeouts)."""
     stream = iter(proposals)
-    ended = False
+    ended, slots = False, problem.slots
     while True:
-        while not ended and problem.in_flight < problem.slots and not problem.exhausted:
+        while not ended and problem.in_flight < slots and not problem.exhausted:
             config = next(stream, None)
             ended = config is None or not problem.submit(config, timeout_factor=timeout_factor)
         if not problem.in_flight:

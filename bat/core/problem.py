@@ -382,7 +382,7 @@ class Problem:
             self._clock_mark()
             return Answer(EvalResult(config=cfg, status=Status.MISSING,
                                      message=f"the budget of {self.budget.describe()} is spent"), "refused", False)
-        elif (key, repeats) in self._partial:
+        elif repeats is not None and (key, repeats) in self._partial:
             self.stats.repeated += 1
             result, kind, charged = self._partial[key, repeats], "repeat", False
             key = (key, repeats)  # it waits for that partial measurement, if in flight
@@ -398,7 +398,8 @@ class Problem:
                 compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
                 return self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
                                           device_s, total_s)
-            result = cut_off(measured, factor, self.best.objective_ms if self.best else None)
+            result = measured if factor is None else cut_off(measured, factor,
+                                                             self.best.objective_ms if self.best else None)
             self._seen[key] = result
             if profiled:
                 self._profiled.add(key)
