@@ -25,6 +25,9 @@ def test_compare_at_one_and_eight_compile_workers(tmp_path, capsys) -> None:
     assert set(target["scores"]) == {"r@k1", "r@k8", "g@k1", "g@k8"}
     # with prefixes of one long run no longer valid on 8 workers, random search runs once per budget there
     assert campaign["budget_policy"]["r@k8"] == "one run per budget"
+    summary = (out / "summary.md").read_text()
+    table = summary.split("## Parallel compilation")[1].split("##")[0]
+    assert "| tuner | K = 1 | K = 8 |" in table and "| `r` |" in table and "| `g` |" in table
 
 
 def test_a_tuner_on_one_and_eight_workers_gets_the_same_seeds() -> None:
