@@ -18,7 +18,10 @@ its clock is the sum of the charges whatever K and G. A tuner that declares
 ``submit`` and receives their answers with ``collect``, in the order they
 finish in simulated time; observers hear of each answer then. The budget
 counts distinct configurations when they are submitted and simulated
-seconds on the clock.
+seconds on the clock. A proposal may carry a timeout factor (its
+measurement stops past that factor x the best so far, bat.core.timeouts)
+or ask for fewer of the recorded repeats (a partial measurement: time on
+the clock, no evaluation of the budget, bat.core.fidelity).
 """
 
 from __future__ import annotations
