@@ -23,12 +23,16 @@ On one target (a dataset on its search space) at budget point x:
 Two axes. *Evaluations*: x = 1, 2, ..., B charged evaluations; R(x) is exact
 (hypergeometric order statistics, ``bat.analysis.convergence``). *Time*: x runs
 over ``TIME_POINTS`` equal steps of (0, T] simulated seconds; a run's clock
-is the sum over its trace of each evaluation's charged cost (recorded
-compile + verification + benchmark time, ``bat.core.costs``) and the tuner's own
-time between proposals; R(x) is the mean over ``SIMULATIONS`` seeded
-random-search orderings charged the same recorded costs (random search's
-own overhead taken as 0), a Monte-Carlo estimate. A run that ended before x
-keeps its last best. Points where R(x) = f_opt (random search surely at the
+is the simulated clock of its trace (``elapsed_cost_s``: bat.core.schedule,
+where each evaluation is charged its recorded compile + verification +
+benchmark time, ``bat.core.costs``; one compile worker and one device make
+it the sum of the charges) plus the tuner's own time between proposals,
+summed (the tuner's thinking is never overlapped); R(x) is the mean over
+``SIMULATIONS`` seeded random-search orderings charged the same recorded
+costs (random search's own overhead taken as 0), a Monte-Carlo estimate. On
+K compile workers and G devices random search keeps every slot busy
+(``Baseline.parallel_orderings``) and T is its mean clock after the
+largest budget. A run that ended before x keeps its last best. Points where R(x) = f_opt (random search surely at the
 optimum) have no score and are left out.
 
 The score of a run is the mean of s(x) over its window; the score of a
@@ -51,6 +55,7 @@ from bat.analysis.convergence import expected_random_best
 from bat.core.costs import recorded_costs
 from bat.core.dataset import Dataset, Status
 from bat.core.errors import DatasetError
+from bat.core.schedule import Parallelism, stream_clock
 from bat.core.space import SearchSpace
 
 TIME_POINTS = 100
@@ -66,6 +71,7 @@ class Baseline:
     target: str
     values: np.ndarray  # objective, f_fail for failed or unrecorded configurations
     costs: np.ndarray  # seconds charged (unrecorded: 0, as replay charges them)
+    compile_costs: np.ndarray  # the part of costs spent compiling (bat.core.schedule runs it on a worker)
     rows: np.ndarray  # dataset row of each ok configuration, -1 for failed or unrecorded ones
     f_opt: float
     f_fail: float
@@ -100,6 +106,23 @@ class Baseline:
                 clock = np.cumsum(self.costs[order])
             out.append(Ordering(order, clock))
         return out
+
+    def parallel_orderings(self, evaluations: int, parallelism: Parallelism, simulations: int = SIMULATIONS,
+                           seed: int = 0) -> tuple[float, list[Ordering]]:
+        """Random search on ``parallelism``'s compile workers and devices, every slot kept busy: the time
+        window (the mean clock after ``evaluations`` answers) and ``simulations`` seeded runs of twice
+        that many evaluations, each in the order its answers came, with its clock (bat.core.schedule)."""
+        rng = np.random.default_rng(seed)
+        n = len(self.values)
+        k, top = min(n, 2 * evaluations + 50), min(n, evaluations)
+        device = self.costs - self.compile_costs
+        out, ends = [], []
+        for _ in range(simulations):
+            drawn = rng.permutation(n)[:k]
+            done, times = stream_clock(self.compile_costs[drawn], device[drawn], self.costs[drawn], parallelism)
+            out.append(Ordering(drawn[done], np.asarray(times)))
+            ends.append(times[top - 1])
+        return float(np.mean(ends)), out
 
     def time(self, taus: np.ndarray, orderings: Sequence[Ordering]) -> np.ndarray:
         """Expected best by each simulated time: the mean over ``orderings``."""
@@ -141,10 +164,11 @@ def target_baseline(dataset: Dataset, space: SearchSpace) -> Baseline:
     costs = recorded_costs(frame)
     values = np.concatenate([np.where(ok[valid], objective[valid], f_fail), np.full(missing, f_fail)])
     charged = np.concatenate([costs.cost_s[valid], np.zeros(missing)])
+    compiled = np.concatenate([costs.compile_s[valid], np.zeros(missing)])
     note = costs.describe() + (f"; {missing} constraint-valid configurations are not recorded (charged 0)"
                                if missing else "")
     rows = np.concatenate([np.where(ok[valid], valid, -1), np.full(missing, -1)])
-    return Baseline(dataset.name, values, charged, rows, f_opt, f_fail, note)
+    return Baseline(dataset.name, values, charged, compiled, rows, f_opt, f_fail, note)
 
 
 @dataclass(frozen=True)
@@ -174,7 +198,10 @@ def run_curve(trace: pd.DataFrame, dataset: Dataset | None, f_fail: float) -> Ru
     for col in ("charged", "status", "objective_ms", "cost_s", "tuner_s"):
         if col not in trace.columns:
             raise DatasetError(f"trace lacks column {col!r}")
-    clock = np.cumsum(trace["cost_s"].to_numpy(dtype=float) + trace["tuner_s"].to_numpy(dtype=float))
+    # the simulated clock, or (a table without it) the charges summed: the sequential clock
+    elapsed = (trace["elapsed_cost_s"].to_numpy(dtype=float) if "elapsed_cost_s" in trace.columns
+               else np.cumsum(trace["cost_s"].to_numpy(dtype=float)))
+    clock = elapsed + np.cumsum(trace["tuner_s"].to_numpy(dtype=float))
     charged = np.flatnonzero(trace["charged"].to_numpy(dtype=bool))
     status = trace["status"].to_numpy(dtype=object)[charged]
     observed = np.where(status == Status.OK.value, trace["objective_ms"].to_numpy(dtype=float)[charged], np.inf)

@@ -103,4 +103,26 @@ class DeclaresItsEarlyStop(StopsEarly):
         "small_space": ExpectedFailure(AssertionError, "stops after half of a small space"),
         "time_budget": ExpectedFailure(AssertionError, "stops after a third of the budget"),
         "value_types": ExpectedFailure(AssertionError, "stops after a third of the budget"),
+        "parallel": ExpectedFailure(AssertionError, "stops after a third of the budget"),
     }
+
+
+@dataclass(kw_only=True)
+class ClaimsBatches(RandomSearch):
+    """Declares that it proposes batches, but evaluates one configuration at a time."""
+
+    proposes_batches = True
+
+    def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        space = problem.space
+        for row in space.sample_valid(space.count_valid(), rng):
+            if problem.exhausted:
+                return
+            problem.evaluate(space.config(row))
+
+
+@dataclass(kw_only=True)
+class HiddenBatches(RandomSearch):
+    """Random search that keeps evaluations in flight without declaring proposes_batches."""
+
+    proposes_batches = False

@@ -72,7 +72,8 @@ def _failures(tuner: type) -> dict[str, str]:
 
 
 def test_each_check_catches_the_tuner_that_breaks_it() -> None:
-    assert set(_failures(bad.StopsEarly)) == {"full_budget", "time_budget", "small_space", "value_types"}
+    assert set(_failures(bad.StopsEarly)) == {"full_budget", "time_budget", "small_space", "value_types",
+                                              "parallel"}
     failures = _failures(bad.NoConstants)
     assert set(failures) == {"value_types", "proposal_waste"} and "ZeroDivisionError" in failures["value_types"]
     failures = _failures(bad.Repeater)
@@ -81,6 +82,10 @@ def test_each_check_catches_the_tuner_that_breaks_it() -> None:
     assert set(failures) == {"cross_process"} and "PYTHONHASHSEED" in failures["cross_process"]
     failures = _failures(bad.ReadsTheBudget)
     assert set(failures) == {"budget_agnostic"} and "declared budget-agnostic" in failures["budget_agnostic"]
+    failures = _failures(bad.ClaimsBatches)
+    assert set(failures) == {"parallel"} and "gained nothing" in failures["parallel"]
+    failures = _failures(bad.HiddenBatches)
+    assert set(failures) == {"parallel"} and "without declaring" in failures["parallel"]
 
 
 def test_check_tuner_reports_a_tuner_that_breaks_the_rules() -> None:

@@ -21,6 +21,11 @@ _TRANSFER = "bat.tuner_adapters.transfer"
 REFERENCE: dict[str, TunerEntry] = {
     "random": TunerEntry(f"{_REF}.random_search:RandomSearch",
                          "uniform random sampling of valid configurations, without replacement"),
+    "random-timeout": TunerEntry(f"{_REF}.random_search:RandomSearch",
+                                 "random search that stops measuring a configuration past 2 x the best so far",
+                                 {"timeout_factor": 2.0}),
+    "random-screen": TunerEntry(f"{_REF}.screening:ScreenedRandom", "random search that screens each configuration "
+                                "with 2 recorded repeats and measures it in full when within 1.2 x the best"),
     "grid": TunerEntry(f"{_REF}.grid:GridSearch",
                        "exhaustive search of valid configurations in flat-id order (last parameter fastest)"),
     "shrinking_sample": TunerEntry(f"{_REF}.shrinking_sample:ShrinkingSample",
@@ -60,6 +65,8 @@ TRANSFER: dict[str, TunerEntry] = {
 OPTUNA: dict[str, TunerEntry] = {
     "": TunerEntry(_OPTUNA, "Optuna TPE (tree-structured Parzen estimator), ask/tell", {"sampler": "tpe"}, "optuna"),
     "random": TunerEntry(_OPTUNA, "Optuna random sampler, ask/tell", {"sampler": "random"}, "optuna"),
+    "tpe-liar": TunerEntry(_OPTUNA, "Optuna TPE with a constant liar: a batch in flight on parallel compile "
+                           "workers, ask/tell", {"sampler": "tpe", "constant_liar": True}, "optuna"),
     "gp": TunerEntry(_OPTUNA, "Optuna Gaussian-process Bayesian optimization, ask/tell (needs PyTorch)",
                      {"sampler": "gp"}, "optuna"),
     "cmaes": TunerEntry(_OPTUNA, "Optuna CMA-ES on the value indices, ask/tell (needs cmaes)",

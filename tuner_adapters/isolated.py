@@ -95,6 +95,7 @@ class IsolatedTuner(Tuner):
             raise ValueError(f"{self.spec} is an oracle: the target's measurements never leave the harness")
         for name in CAPABILITIES:  # the tuner's own declarations hold for its isolated runs
             setattr(self, name, getattr(inner, name))
+        self.proposes_batches = False  # over the protocol, one proposal is in flight at a time
         if isinstance(getattr(inner, "argv", None), list):  # exec:PROGRAM: the program itself, sandboxed
             self.argv = list(inner.argv)
             self.code = grants.exec_program(self.argv, self.spec)

@@ -13,6 +13,12 @@ and told to Optuna with its earlier value. After ``max_stall`` proposals in a
 row that were rejected or repeated, the adapter proposes one random valid,
 not yet evaluated configuration itself (enqueued as an Optuna trial, so the
 sampler learns from it); such fall-backs are counted in ``fallbacks``.
+
+Batches: with ``constant_liar`` (TPE only, the ``optuna:tpe-liar`` variant)
+the adapter keeps ``problem.slots`` trials in flight (``problem.submit``)
+and tells each as its answer comes (``problem.collect``); Optuna's constant
+liar scores the running trials as the worst value seen, so a batch spreads
+out. Without it, one trial at a time.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ class OptunaTuner(Tuner):
     n_startup_trials: int = 10
     n_ei_candidates: int = 24
     max_stall: int = 50
+    constant_liar: bool = False
     fallbacks: int = field(default=0, init=False)
     summary = "Optuna ask/tell with a sampler (TPE by default)"
 
@@ -61,6 +68,12 @@ class OptunaTuner(Tuner):
         return (startup, stall) if sampler in ("gp", "cmaes") else (stall,)
 
     @property
+    def proposes_batches(self) -> bool:  # type: ignore[override]
+        """TPE with a constant liar keeps every slot busy: the trials in flight count as the worst value
+        seen so far, so the next proposal avoids them."""
+        return self.sampler == "tpe" and self.constant_liar
+
+    @property
     def budget_agnostic(self) -> bool:  # type: ignore[override]
         """TPE and random never see the budget (ask/tell until the problem is exhausted); GP and
         CMA-ES are not checked (their extra packages are missing on the test machine)."""
@@ -71,13 +84,15 @@ class OptunaTuner(Tuner):
             raise ValueError(f"sampler must be one of {SAMPLERS}, got {self.sampler!r}")
         if self.max_stall < 1:
             raise ValueError("max_stall must be >= 1")
+        if self.constant_liar and self.sampler != "tpe":
+            raise ValueError(f"constant_liar is a TPE option, not one of the {self.sampler} sampler")
 
     def _make_sampler(self, optuna: Any, seed: int) -> Any:
         s = optuna.samplers
         if self.sampler == "tpe":
             # Optuna's own multivariate default (None in 5.0) is kept: it is not a declared option
             return s.TPESampler(seed=seed, n_startup_trials=self.n_startup_trials,
-                                n_ei_candidates=self.n_ei_candidates)
+                                n_ei_candidates=self.n_ei_candidates, constant_liar=self.constant_liar)
         if self.sampler == "random":
             return s.RandomSampler(seed=seed)
         if self.sampler == "gp":
@@ -97,25 +112,35 @@ class OptunaTuner(Tuner):
             if importlib.util.find_spec(module) is None:
                 raise MissingDependencyError(f"optuna:{self.sampler}: {why}, which is not installed")
         study = optuna.create_study(direction="minimize", sampler=self._make_sampler(optuna, library_seed(rng)))
+        width = problem.slots if self.proposes_batches else 1
+        asked: dict[tuple, list[Any]] = {}  # configuration in flight -> its trials, oldest first
         stall = 0
-        while not problem.exhausted:
-            if stall >= self.max_stall:
-                row = random_unevaluated(problem, rng)
-                if row is None:
-                    return
-                study.enqueue_trial({p.name: int(i) for p, i in zip(space.parameters, row, strict=True)})
-                self.fallbacks += 1
-            trial = study.ask()
-            idx = [trial.suggest_int(p.name, 0, len(p.values) - 1) for p in space.parameters]
-            config = {p.name: p.values[i] for p, i in zip(space.parameters, idx, strict=True)}
-            seen = problem.is_evaluated(config)
-            result = problem.evaluate(config)
-            if result.status.value == "constraint_violation":
+        while True:
+            while problem.in_flight < width and not problem.exhausted:
+                if stall >= self.max_stall:
+                    row = random_unevaluated(problem, rng)
+                    if row is None:
+                        break
+                    study.enqueue_trial({p.name: int(i) for p, i in zip(space.parameters, row, strict=True)})
+                    self.fallbacks += 1
+                    stall = 0
+                trial = study.ask()
+                idx = [trial.suggest_int(p.name, 0, len(p.values) - 1) for p in space.parameters]
+                config = {p.name: p.values[i] for p, i in zip(space.parameters, idx, strict=True)}
+                if not problem.submit(config):
+                    study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                    break
+                asked.setdefault(problem.key(config), []).append(trial)
+            if not problem.in_flight:
+                return
+            answer = problem.collect()
+            trial = asked[problem.key(answer.result.config)].pop(0)
+            if answer.kind == "rejected":
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
                 stall += 1
                 continue
-            stall = stall + 1 if seen else 0
-            value = result.fitness
+            stall = stall + 1 if answer.kind == "repeat" else 0
+            value = answer.result.fitness
             if not np.isfinite(value):
                 study.tell(trial, state=optuna.trial.TrialState.FAIL)
             else:

@@ -27,12 +27,13 @@ import functools
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
 from bat.core.errors import BatError
 from bat.core.limits import MAX_BUDGET, MAX_CAMPAIGN_RUNS
+from bat.core.timeouts import check_factor
 from bat.core.tuner import Tuner
 from bat.registry import make_tuner
 from bat.run.targets import NOISE_MODES
@@ -69,6 +70,17 @@ class TunerSpec:
     label: str
     spec: str
     options: tuple[str, ...] = ()  # KEY=VALUE hyper-parameters (-O form), checked when the tuner is built
+    compile_workers: int = 1  # compile workers of the simulated clock its runs get (bat.core.schedule)
+
+    def at_workers(self, k: int, several: bool) -> TunerSpec:
+        """This tuner on ``k`` compile workers, labelled ``LABEL@kK`` when the campaign has ``several`` K."""
+        return replace(self, label=f"{self.label}@k{k}" if several else self.label, compile_workers=k)
+
+    @property
+    def seed_label(self) -> str:
+        """The label its seeds derive from: without the ``@kK`` of a campaign of several K, so a tuner
+        on 1 and on 8 compile workers runs with the same seeds."""
+        return self.label.removesuffix(f"@k{self.compile_workers}")
 
     @classmethod
     def parse(cls, text: str) -> TunerSpec:
@@ -122,6 +134,8 @@ class RunSpec:
     tuner_charge_s: float | None = None  # declared tuner time per proposal (None: measured)
     isolate: bool = False  # the tuner runs in its own sandboxed process (bat.run.isolation)
     prior: tuple[str, ...] = ()  # GPUs whose data of the same space the tuner gets (facts.others; transfer)
+    devices: int = 1  # devices of the simulated clock (its compile workers: tuner.compile_workers)
+    timeout_factor: float | None = None  # measurements past this x the best so far are stopped (bat.core.timeouts)
 
     @property
     def max_budget(self) -> int:
@@ -131,8 +145,9 @@ class RunSpec:
     def run_id(self) -> str:
         """Stable identity: the same definition gives the same id, in any campaign.
 
-        ``dataset``, ``noise``, the tuner's ``options``, ``tuner_charge_s``, ``isolate`` and ``prior`` enter the key
-        only when they are not their defaults, so runs stored before those options existed keep their ids.
+        ``dataset``, ``noise``, the tuner's ``options`` and ``compile_workers``, ``tuner_charge_s``, ``isolate``,
+        ``prior``, ``devices`` and ``timeout_factor`` enter the key only when they are not their defaults, so
+        runs stored before those options existed keep their ids.
         """
         fields = asdict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
@@ -141,7 +156,11 @@ class RunSpec:
             del fields["noise"]
         if not fields["tuner"]["options"]:  # runs of a tuner at its defaults keep their ids
             del fields["tuner"]["options"]
-        for name in ("tuner_charge_s", "isolate", "prior"):
+        if fields["tuner"]["compile_workers"] == 1:
+            del fields["tuner"]["compile_workers"]
+        if fields["devices"] == 1:
+            del fields["devices"]
+        for name in ("tuner_charge_s", "isolate", "prior", "timeout_factor"):
             if not fields[name]:
                 del fields[name]
         key = json.dumps(fields, sort_keys=True)
@@ -167,10 +186,23 @@ class Campaign:
     #: the transfer study's prior of each target: "" none, "all-others" (every other GPU with data of its
     #: space) or "vendor:NAME" (the other GPUs of that vendor only)
     prior: str = ""
+    devices: int = 1  # devices of every run's simulated clock (bat.core.schedule)
+    timeout_factor: float | None = None  # every run's timeout (bat.core.timeouts); None: none
 
     def __post_init__(self) -> None:
+        from bat.core.schedule import MAX_WORKERS
+
         if not self.tuners:
             raise CampaignError("--tuners: at least one tuner is needed")
+        for t in self.tuners:
+            if not 1 <= t.compile_workers <= MAX_WORKERS:
+                raise CampaignError(f"--compile-workers: 1 to {MAX_WORKERS}, got {t.compile_workers}")
+        if not 1 <= self.devices <= MAX_WORKERS:
+            raise CampaignError(f"--devices: 1 to {MAX_WORKERS}, got {self.devices}")
+        try:
+            check_factor(self.timeout_factor, "--timeout-factor")
+        except ValueError as exc:
+            raise CampaignError(str(exc)) from None
         labels = [t.label for t in self.tuners]
         if len(set(labels)) != len(labels):
             raise CampaignError(f"--tuners: labels must be unique, got {labels}")
@@ -223,21 +255,28 @@ class Campaign:
         """Every run of the campaign, longest first (so a pool's last tasks are short)."""
         out = []
         for t in self.tuners:
-            groups = [self.budgets] if t.budget_agnostic else [(b,) for b in self.budgets]
+            groups = [self.budgets] if self._prefixes(t) else [(b,) for b in self.budgets]
             for bench, gpu in self.targets:
                 for r in range(self.repeats):
-                    seed = self.run_seed(t.label, bench, gpu, r)
+                    seed = self.run_seed(t.seed_label, bench, gpu, r)
                     out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
                                        self.dataset_for(bench, gpu), noise=self.noise,
                                        tuner_charge_s=self.tuner_charge_s, isolate=self.isolate,
-                                       prior=self.prior_for(bench, gpu)) for g in groups)
+                                       prior=self.prior_for(bench, gpu), devices=self.devices,
+                                       timeout_factor=self.timeout_factor) for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
+
+    def _prefixes(self, t: TunerSpec) -> bool:
+        """A run's trace prefixes answer the smaller budgets: a budget-agnostic tuner on the sequential clock
+        (with proposals in flight, a longer run's first answers need not be a shorter run's) without timeouts
+        (a timeout depends on the best found so far)."""
+        return t.budget_agnostic and t.compile_workers == 1 and self.devices == 1 and self.timeout_factor is None
 
     def budget_policy(self) -> dict[str, str]:
         """Per tuner label: how its budgets were obtained, in words."""
         return {
             t.label: (f"one run at {max(self.budgets)} evaluations, smaller budgets from its trace "
-                      "(the tuner declares itself budget-agnostic)" if t.budget_agnostic else "one run per budget")
+                      "(the tuner declares itself budget-agnostic)" if self._prefixes(t) else "one run per budget")
             for t in self.tuners
         }
 
@@ -255,6 +294,9 @@ class Campaign:
             "tuner_charge_s": self.tuner_charge_s,
             "isolate": self.isolate,
             "prior": self.prior,
+            "compile_workers": sorted({t.compile_workers for t in self.tuners}),
+            "devices": self.devices,
+            "timeout_factor": self.timeout_factor,
             "notes": list(self.notes),
             "datasets": [list(d) for d in self.datasets],
             "budget_policy": self.budget_policy(),

@@ -60,6 +60,7 @@ from bat.analysis.compare.store import FILE_NAME, Encoded, RunRecord, RunStore
 from bat.core.errors import DatasetError, MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
+from bat.core.schedule import Parallelism
 from bat.run.driver import run_tuner
 from bat.run.targets import Target, TargetRequest, make_target, replay_target, with_prior
 
@@ -100,7 +101,9 @@ def execute_run(spec: RunSpec) -> RunRecord:
     start, cpu = time.perf_counter(), time.process_time()
     tuner = spec.tuner.spec if spec.isolate else spec.tuner.build()  # isolated: built in its own process
     result = run_tuner(tuner, target, budget=Budget(max_evals=spec.max_budget), seed=spec.seed,
-                       tuner_name=spec.tuner.label, tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate)
+                       tuner_name=spec.tuner.label, tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
+                       parallelism=Parallelism(spec.tuner.compile_workers, spec.devices),
+                       timeout_factor=spec.timeout_factor)
     trace = result.trace
     params = list(target.space.names)
     per_budget = {}

@@ -7,8 +7,9 @@ made at the campaign's largest budget. From those:
 
 - the methodology score on evaluations (window 1..largest budget) and on
   simulated time (window (0, largest budget x mean recorded cost of an
-  evaluation of the space]), per target with a bootstrap interval, and
-  aggregated over targets;
+  evaluation of the space]; on K compile workers or G devices, random
+  search's mean clock there, bat.analysis.score), per target with a
+  bootstrap interval, and aggregated over targets;
 - success: the share of runs whose configuration held after b evaluations
   is in the noise-aware optimum set (``success = "noise"``, the default) or
   within a ratio of the optimum (``success = "1.05"``: recorded time <= 1.05
@@ -44,6 +45,7 @@ from bat.analysis.score import (
     target_baseline,
 )
 from bat.core.dataset import Dataset
+from bat.core.schedule import Parallelism
 
 AXES = ("evaluations", "time")
 
@@ -81,10 +83,21 @@ class TargetStudy:
     orderings: list[Ordering]
     curves: dict[str, list[RunCurve]] = field(default_factory=dict)  # label -> runs at the largest budget
     scores: dict[str, dict[str, AxisScore]] = field(default_factory=dict)
+    #: compile workers -> the time window and random-search orderings on that many (1: seconds, orderings)
+    parallel: dict[int, tuple[float, list[Ordering]]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return f"{self.benchmark}/{self.gpu}"
+
+    def time_axis(self, compile_workers: int, devices: int, seed: int) -> tuple[float, list[Ordering]]:
+        """The time window and the random-search orderings on ``compile_workers`` workers and ``devices``."""
+        if compile_workers == devices == 1:
+            return self.seconds, self.orderings
+        if compile_workers not in self.parallel:
+            self.parallel[compile_workers] = self.baseline.parallel_orderings(
+                self.evaluations, Parallelism(compile_workers, devices), seed=seed)
+        return self.parallel[compile_workers]
 
     @property
     def ladder(self) -> Ladder:
@@ -142,6 +155,7 @@ class Methodology:
             "aggregate": {label: {axis: self.aggregate(label, axis) for axis in AXES} for label in labels},
             "targets": {t.name: {
                 "evaluation_window": t.evaluations, "time_window_s": t.seconds,
+                "time_windows_s": {str(k): w for k, (w, _) in sorted({1: (t.seconds, ()), **t.parallel}.items())},
                 "simulated_time": t.baseline.cost_note, "noise_aware_optimum": t.noise.to_dict(),
                 "data_checks": t.check.to_dict(),
                 "scores": {label: {axis: s.summary(self.seed) for axis, s in sc.items()}
@@ -199,14 +213,14 @@ def study(campaign: Campaign, records: Sequence[RunRecord], *, success: str = "n
             continue
         st = TargetStudy(bench, gpu, *parts)
         data, base = st.dataset, st.baseline
-        seconds = st.seconds
         mine = [r for r in records if (r.meta["benchmark"], r.meta["gpu"]) == (bench, gpu)]
         curves = {r.run_id: run_curve(r.trace, data, base.f_fail) for r in mine}
         for t in campaign.tuners:
             at_top = [curves[r.run_id] for r in mine if r.meta["label"] == t.label and max(r.meta["budgets"]) == top]
             if at_top:
                 st.curves[t.label] = at_top
-                st.scores[t.label] = score_runs(base, at_top, top, seconds, st.orderings)
+                window, orderings = st.time_axis(t.compile_workers, campaign.devices, campaign.seed)
+                st.scores[t.label] = score_runs(base, at_top, top, window, orderings)
             for b in campaign.budgets:
                 runs = [curves[r.run_id] for r in mine if r.meta["label"] == t.label and b in r.meta["budgets"]]
                 if runs:

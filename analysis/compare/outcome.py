@@ -82,8 +82,9 @@ def compare(tuners: Sequence[str], *, benchmarks: Sequence[str] | None = None, d
             out: str | Path = "compare-out", baseline: str | Path | None = None, alpha: float = 0.05,
             cles_threshold: float = 0.4, success: str = "noise", noise: str = "none", backend: str = "replay",
             preset: str | None = None, remeasure: int | None = None, tuner_options: Sequence[str | Path] = (),
-            oracles: bool = False, tuner_charge_s: float | None = None, isolate: bool = False, workers: int = 1,
-            scheduler: str | None = None, plots: bool = True,
+            oracles: bool = False, tuner_charge_s: float | None = None, isolate: bool = False,
+            compile_workers: Sequence[int] = (1,), devices: int = 1, timeout_factor: float | None = None,
+            workers: int = 1, scheduler: str | None = None, plots: bool = True,
             progress: Callable[[int, int], None] | None = None) -> CompareResult:
     """Compare ``tuners`` over repeated seeded runs, as ``bat compare`` does, writing into ``out``.
 
@@ -94,7 +95,8 @@ def compare(tuners: Sequence[str], *, benchmarks: Sequence[str] | None = None, d
                              datasets=list(datasets) if datasets else None, gpus=list(gpus) if gpus else None,
                              budgets=list(budgets), repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
                              backend=backend, noise=noise, tuner_options=[str(p) for p in tuner_options],
-                             oracles=oracles, tuner_charge_s=tuner_charge_s, isolate=isolate)
+                             oracles=oracles, tuner_charge_s=tuner_charge_s, isolate=isolate,
+                             compile_workers=list(compile_workers), devices=devices, timeout_factor=timeout_factor)
     done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
                           success=success, workers=workers, scheduler=scheduler, plots=plots, progress=progress)
     return outcome(done, {t.label for t in campaign.tuners if t.oracle})

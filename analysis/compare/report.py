@@ -144,6 +144,7 @@ def methodology_lines(c: Campaign, m: Methodology) -> list[str]:
              _table(["tuner", "evaluations (all targets)", "time (all targets)"],
                     [[f"`{lab}`", _interval(m.aggregate(lab, "evaluations")), _interval(m.aggregate(lab, "time"))]
                      for lab in labels]), ""]
+    lines += _parallel_lines(c, m)
     rows = []
     for t in m.targets:
         for lab in labels:
@@ -167,6 +168,21 @@ def methodology_lines(c: Campaign, m: Methodology) -> list[str]:
                   _table(["tuner", *c.budgets], [[f"`{lab}`", *(rate.get((lab, b), "-") for b in c.budgets)]
                                                  for lab in labels]), ""]
     return lines
+
+
+def _parallel_lines(c: Campaign, m: Methodology) -> list[str]:
+    """With several numbers of compile workers: each tuner's time-axis score at each, side by side."""
+    ks = sorted({t.compile_workers for t in c.tuners})
+    if len(ks) < 2:
+        return []
+    bases = list(dict.fromkeys(t.seed_label for t in c.tuners))
+    return ["## Parallel compilation: the time-axis score on each number of compile workers", "",
+            f"Every tuner ran on K compile workers and {c.devices} device(s), with the same seeds at every K; "
+            "at each K it is scored against random search keeping every slot busy on the same machine "
+            "(docs/METHODS.md, item 10a). A tuner that proposes batches gains from more workers; one that waits "
+            "for each result does not.", "",
+            _table(["tuner", *(f"K = {k}" for k in ks)],
+                   [[f"`{b}`", *(_interval(m.aggregate(f"{b}@k{k}", "time")) for k in ks)] for b in bases]), ""]
 
 
 def write_iohprofiler(out: Path, campaign: Campaign, m: Methodology) -> Path:

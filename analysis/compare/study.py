@@ -39,13 +39,16 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
                   budgets: list[int] | None = None, repeats: int = 10, seed: int = 0, preset: str | None = None,
                   remeasure: int | None = None, backend: str = "replay", noise: str = "none",
                   tuner_options: list[str] | None = None, oracles: bool = False, tuner_charge_s: float | None = None,
-                  isolate: bool = False) -> Campaign:
+                  isolate: bool = False, compile_workers: list[int] | None = None, devices: int = 1,
+                  timeout_factor: float | None = None) -> Campaign:
     """The campaign of these names (a preset fills what is not given); every tuner is built once to fail early.
 
     ``tuner_options`` are options files (``bat hypertune`` writes them): each applies to the tuners of
     the campaign named as the file names its tuner. An oracle (a tuner that reads the target's
     measurements, bat.core.facts) is refused unless ``oracles``; isolated, it is refused always (its
-    answer key would have to leave the harness process).
+    answer key would have to leave the harness process). ``compile_workers``: every tuner runs at each
+    K (labelled ``LABEL@kK`` when there are several), on ``devices`` devices (bat.core.schedule), with
+    ``timeout_factor`` (bat.core.timeouts).
     """
     p = get_preset(preset) if preset else None
     tuner_list = tuners or (list(p.tuners) if p else None)
@@ -67,11 +70,14 @@ def plan_campaign(*, tuners: list[str] | None, benchmarks: list[str] | None = No
             raise CampaignError(f"--tuner-options {path}: its tuner {name} is not among --tuners")
         for i in hits:
             specs[i] = replace(specs[i], options=pairs)
+    ks = sorted(set(compile_workers or [1]))
+    specs = [t.at_workers(k, len(ks) > 1) for t in specs for k in ks]
     campaign = Campaign(
         tuners=tuple(specs), targets=targets, datasets=chosen,
         budgets=tuple(budgets or (p.budgets if p else DEFAULT_BUDGETS)), repeats=repeats, seed=seed,
         remeasure=remeasure if remeasure is not None else (p.remeasure if p else 0),
         backend=backend, notes=(p.note,) if p else (), noise=noise, tuner_charge_s=tuner_charge_s, isolate=isolate,
+        devices=devices, timeout_factor=timeout_factor,
     )
     for t in campaign.tuners:
         t.build()  # an unknown or broken tuner fails before any run

@@ -4,7 +4,8 @@ A configuration the dataset lacks is reported as ``missing`` (counted by the
 problem like any failure, never treated as slow, charged no time); a
 recorded failure returns its recorded status. The cost of an evaluation is
 what it took when it was recorded: compile, verification and benchmark time
-(``bat.core.costs``, which also says where that falls back).
+(``bat.core.costs``, which also says where that falls back), kept in its
+parts (``compile_s``, ``verify_s``) for the simulated clock.
 
 Measurement noise (``noise``): by default an evaluation returns the recorded
 objective. With ``"repeat"`` it returns one of the configuration's recorded
@@ -45,6 +46,7 @@ class ReplayBackend:
     """Looks configurations up in ``dataset``."""
 
     name = "replay"
+    recorded = True  # answers from recorded data: a measurement with fewer repeats can be drawn (bat.core.fidelity)
 
     def __init__(self, dataset: Dataset, *, noise: str = "none", noise_seed: int = 0) -> None:
         self.dataset = dataset
@@ -116,6 +118,8 @@ class ReplayBackend:
             cost_s=float(self.costs.cost_s[i]),
             message=str(self._message[i]),
             extra=extra,
+            compile_s=float(self.costs.compile_s[i]),
+            verify_s=float(self.costs.verify_s[i]),
         )
 
     def _observed(self, i: int, times: tuple[float, ...]) -> float:

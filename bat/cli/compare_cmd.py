@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.cli.options import MAX_REPEATS, MAX_SECONDS, MAX_SEED, MAX_WORKERS, finite
+from bat.cli.options import MAX_REPEATS, MAX_SECONDS, MAX_SEED, MAX_TIMEOUT_FACTOR, MAX_WORKERS, finite, worker_count
 from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
@@ -89,6 +89,14 @@ def compare(
                                             "cost model: a deterministic time axis) instead of measuring it."),
     isolate: bool = typer.Option(False, "--isolate", help="Run each tuner in its own sandboxed process over "
                                                           "the BAT protocol (docs/RELIABILITY.md)."),
+    compile_workers: str = typer.Option("1", "--compile-workers",
+                                        help="Comma-separated compile workers of the simulated clock: every tuner "
+                                             "runs at each (labelled LABEL@kK when several; docs/METHODS.md)."),
+    devices: int = typer.Option(1, "--devices", callback=worker_count,
+                                help="Devices measuring at once on the simulated clock, one configuration each."),
+    timeout_factor: float = typer.Option(None, "--timeout-factor", min=1.0, max=MAX_TIMEOUT_FACTOR, callback=finite,
+                                         help="Stop a measurement once it runs past this factor x the best time so "
+                                              "far: charged the time spent, recorded as a timeout."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from bat.analysis.compare.study import compare as run_comparison
@@ -100,6 +108,11 @@ def compare(
         budget_list = [int(b) for b in (_split(budgets, "--budgets") or [])]
     except ValueError as exc:
         raise typer.BadParameter(f"integers expected, got {budgets!r}", param_hint="--budgets") from exc
+    try:
+        worker_list = [worker_count(int(k)) for k in (_split(compile_workers, "--compile-workers") or ["1"])]
+    except ValueError as exc:
+        raise typer.BadParameter(f"integers expected, got {compile_workers!r}", param_hint="--compile-workers") \
+            from exc
     bench_list = _split(benchmarks, "--benchmarks")
     if study is not None:
         _transfer(study, tuners=_split(tuners, "--tuners"), benchmarks=bench_list, budgets=budget_list,
@@ -108,14 +121,17 @@ def compare(
                   others={"--dataset": datasets, "--gpus": gpus, "--baseline": baseline, "--preset": preset,
                           "--remeasure": remeasure, "--tuner-options": tuner_options or None,
                           "--noise": None if noise == "none" else noise, "--oracles": oracles or None,
-                          "--backend": None if backend == "replay" else backend})
+                          "--backend": None if backend == "replay" else backend,
+                          "--compile-workers": None if worker_list == [1] else compile_workers,
+                          "--devices": None if devices == 1 else devices, "--timeout-factor": timeout_factor})
         return
     repeats = repeats or 10
     campaign = plan_campaign(tuners=_split(tuners, "--tuners"), benchmarks=None if bench_list == ["all"] else
                              bench_list, datasets=_split(datasets, "--datasets"), gpus=_split(gpus, "--gpus"),
                              budgets=budget_list, repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
                              backend=backend, noise=noise, tuner_options=[str(p) for p in tuner_options],
-                             oracles=oracles, tuner_charge_s=tuner_charge, isolate=isolate)
+                             oracles=oracles, tuner_charge_s=tuner_charge, isolate=isolate,
+                             compile_workers=worker_list, devices=devices, timeout_factor=timeout_factor)
     if scheduler:
         _check_scheduler(scheduler)
     if isolate:  # the first line says which sandbox the tuners get

@@ -22,6 +22,8 @@ MAX_EVALUATIONS = 1_000_000_000
 MAX_REPEATS = 10_000
 #: local worker processes or settings proposed at a time
 MAX_WORKERS = 1024
+#: --timeout-factor: a measurement stopped past this factor x the best time so far
+MAX_TIMEOUT_FACTOR = 1_000_000.0
 #: CatBoost iterations per model (its own limit is far above; beyond this the analysis takes days)
 MAX_ITERATIONS = 100_000
 #: configurations `bat verify --random` checks (each takes seconds under the sanitizers)
@@ -46,4 +48,13 @@ def open_unit(value: float | None) -> float | None:
     """A level of a test: a number strictly between 0 and 1."""
     if value is not None and not (math.isfinite(value) and 0 < value < 1):
         raise typer.BadParameter(f"expected a number strictly between 0 and 1, got {value}")
+    return value
+
+
+def worker_count(value: int) -> int:
+    """Compile workers or devices of the simulated clock: 1 to ``bat.core.schedule.MAX_WORKERS``."""
+    from bat.core.schedule import MAX_WORKERS
+
+    if not 1 <= value <= MAX_WORKERS:
+        raise typer.BadParameter(f"expected 1 to {MAX_WORKERS}, got {value}")
     return value

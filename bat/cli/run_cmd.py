@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING
 import typer
 
 from bat.cli.console import shown_path
-from bat.cli.options import MAX_EVALUATIONS, MAX_SECONDS, MAX_SEED, finite, positive_finite
+from bat.cli.options import (
+    MAX_EVALUATIONS,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_TIMEOUT_FACTOR,
+    finite,
+    positive_finite,
+    worker_count,
+)
 from bat.cli.output import document, progress, say
 
 if TYPE_CHECKING:
@@ -59,6 +67,14 @@ def run(
     tuner_charge: float = typer.Option(None, "--tuner-charge", min=0.0, max=MAX_SECONDS, callback=finite,
                                        help="Charge this many seconds of tuner time per proposal (a declared "
                                             "cost model: a deterministic time axis) instead of measuring it."),
+    compile_workers: int = typer.Option(1, "--compile-workers", callback=worker_count,
+                                        help="Configurations compiled at once on the simulated clock "
+                                             "(docs/METHODS.md); a tuner that proposes batches gains from it."),
+    devices: int = typer.Option(1, "--devices", callback=worker_count,
+                                help="Devices measuring at once on the simulated clock, one configuration each."),
+    timeout_factor: float = typer.Option(None, "--timeout-factor", min=1.0, max=MAX_TIMEOUT_FACTOR, callback=finite,
+                                         help="Stop a measurement once it runs past this factor x the best time so "
+                                              "far: charged the time spent, recorded as a timeout."),
     prior: str = typer.Option(None, "--prior",
                               help="Give the tuner other GPUs' measured data of the same space (problem.facts."
                                    "others): comma-separated GPU ids or dataset files/ids, or all-others."),
@@ -68,6 +84,7 @@ def run(
     """Tune a benchmark with a tuner and report the best configuration found."""
     from bat.core.errors import BatError
     from bat.core.problem import Budget
+    from bat.core.schedule import Parallelism
     from bat.registry import make_tuner, resolve_dataset, with_arguments
     from bat.run.driver import AUTO, run_tuner
     from bat.run.targets import TargetRequest, load_prior, make_target, with_prior
@@ -106,7 +123,8 @@ def run(
         with sigterm_interrupts(), progress(f"{tuner} on {target.benchmark}/{target.gpu}", 1.0) as moved:
             result = run_tuner(tuner_obj, target, budget=b, seed=seed, options=tuner_option,
                                out=AUTO if out is None else out, force=force, resume=resume, progress=moved,
-                               on_note=_note, tuner_name=spec, tuner_charge_s=tuner_charge)
+                               on_note=_note, tuner_name=spec, tuner_charge_s=tuner_charge,
+                               parallelism=Parallelism(compile_workers, devices), timeout_factor=timeout_factor)
     finally:
         target.backend.close()  # a command backend's scratch folder goes, whatever happened
     report(result, target)
@@ -145,7 +163,11 @@ def report(result: RunResult, target: Target) -> None:
         result.evaluated, result.failed, result.rejected, result.invalid_rate, result.repeated)
     spent = ("time spent checking on this machine" if target.backend.name == "emulated"
              else "simulated tuning time")
-    say("tuner time: {:.2f} s; {}: {:.1f} s", result.tuner_s, spent, result.cost_s)
+    say("tuner time: {:.2f} s; {}: {:.1f} s", result.tuner_s, spent, result.clock_s)
+    workers, devices = result.trace_meta["compile_workers"], result.trace_meta["devices"]
+    if (workers, devices) != (1, 1):
+        say("on {} compile workers and {} devices; the work charged adds up to {:.1f} s", workers, devices,
+            result.cost_s)
     if target.dataset is not None:
         from bat.core.costs import recorded_costs
 
@@ -158,7 +180,8 @@ def report(result: RunResult, target: Target) -> None:
               "best": best, "best_known_ms": result.best_known_ms, "ratio_to_best_known": result.ratio_to_best_known,
               "evaluations": result.evaluated, "failed": result.failed, "rejected": result.rejected,
               "invalid_rate": result.invalid_rate, "repeats": result.repeated, "tuner_s": result.tuner_s,
-              "cost_s": result.cost_s, "warning": str(warning) if warning else None,
+              "cost_s": result.cost_s, "clock_s": result.clock_s, "compile_workers": workers, "devices": devices,
+              "warning": str(warning) if warning else None,
               "refused_after_return": result.after_close,
               "processes_left": tuner_report.get("processes_left", []),
               "trace": str(result.trace_path) if result.trace_path else None})

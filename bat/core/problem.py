@@ -10,6 +10,19 @@ bat.core.facts), never from the backend, which the problem keeps private.
 ``answer`` gives a caller everything about one proposal (the result, its
 kind, whether it was charged); ``evaluate`` is its result for tuners.
 
+Time is the simulated clock of bat.core.schedule: K configurations compile
+at once and each of G devices measures one at a time (``parallelism``). A
+tuner that evaluates one configuration at a time waits for each result, so
+its clock is the sum of the charges whatever K and G. A tuner that declares
+``proposes_batches`` keeps up to ``slots`` proposals in flight with
+``submit`` and receives their answers with ``collect``, in the order they
+finish in simulated time; observers hear of each answer then. The budget
+counts distinct configurations when they are submitted and simulated
+seconds on the clock. A proposal may carry a timeout factor (its
+measurement stops past that factor x the best so far, bat.core.timeouts)
+or ask for fewer of the recorded repeats (a partial measurement: time on
+the clock, no evaluation of the budget, bat.core.fidelity).
+
 The run closes the problem when ``tune()`` returns (``close``): a later
 proposal (a thread the tuner left running) raises ProblemClosedError, never
 reaches the backend or the observers, and is counted in ``stats.after_close``.
@@ -31,7 +44,11 @@ import numpy as np
 from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, ProblemClosedError, TunerError
 from bat.core.facts import TargetFacts
+from bat.core.fidelity import check_repeats, fewer_repeats
+from bat.core.flight import InFlight
+from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.space import SearchSpace
+from bat.core.timeouts import check_factor, cut_off
 
 if TYPE_CHECKING:
 
@@ -49,13 +66,25 @@ class EvalResult:
     objective_ms: float | None = None
     times_ms: tuple[float, ...] = ()
     compile_ms: float | None = None
-    cost_s: float = 0.0
+    cost_s: float = 0.0  # the whole charge: compile_s + verify_s + the measurement (measure_s)
     message: str = ""
     extra: Mapping[str, float] = field(default_factory=dict)
+    compile_s: float = 0.0  # the part of cost_s spent compiling (on a compile worker, bat.core.schedule)
+    verify_s: float = 0.0  # the part spent verifying the output (on the device)
 
     @property
     def ok(self) -> bool:
         return self.status is Status.OK
+
+    @property
+    def measure_s(self) -> float:
+        """The part of ``cost_s`` spent measuring (on the device)."""
+        return max(0.0, self.cost_s - self.compile_s - self.verify_s)
+
+    @property
+    def device_s(self) -> float:
+        """The part of ``cost_s`` spent on the device: verification and measurement."""
+        return max(0.0, self.cost_s - self.compile_s)
 
     @property
     def fitness(self) -> float:
@@ -88,7 +117,7 @@ class Answer:
     """Everything about one proposal: its result, its kind and whether it was charged."""
 
     result: EvalResult
-    kind: str  # "evaluated", "rejected", "repeat", "profile" or "refused" (the budget is spent)
+    kind: str  # "evaluated", "rejected", "repeat", "profile", "partial" or "refused" (the budget is spent)
     charged: bool
 
 
@@ -98,7 +127,7 @@ class Event:
 
     step: int
     result: EvalResult
-    kind: str  # "evaluated", "rejected" (constraint violation), "repeat" or "profile"
+    kind: str  # "evaluated", "rejected" (constraint violation), "repeat", "profile" or "partial"
     charged: bool
     tuner_s: float
     best_so_far_ms: float | None
@@ -148,9 +177,11 @@ class ProblemStats:
     repeated: int = 0
     failed: int = 0
     profiles: int = 0  # extra profiled runs of configurations first run without counters
+    partial: int = 0  # measurements with fewer repeats (bat.core.fidelity): time charged, no evaluation
     tuner_s: float = 0.0
-    cost_s: float = 0.0
+    cost_s: float = 0.0  # the work charged: the sum of every evaluation's cost
     after_close: int = 0  # proposals refused because they came after tune() returned
+    clock_s: float = 0.0  # the simulated clock (bat.core.schedule): cost_s when evaluations run one at a time
 
     @property
     def proposals(self) -> int:
@@ -175,6 +206,9 @@ class Problem:
         facts: TargetFacts | None = None,
         tuner_charge_s: float | None = None,
         tuner_clock: Callable[[], float] = time.perf_counter,
+        parallelism: Parallelism = SEQUENTIAL,
+        timeout_factor: float | None = None,
+        draw_seed: int = 0,
     ) -> None:
         if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
             raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
@@ -198,6 +232,15 @@ class Problem:
         self.answer_key: Dataset | None = None
         self._lock = threading.RLock()
         self._closed = False
+        #: compile workers and devices of the simulated clock (bat.core.schedule)
+        self.parallelism = parallelism
+        #: measurements past this factor x the best time so far are stopped (bat.core.timeouts); None: never
+        self.timeout_factor = check_factor(timeout_factor)
+        #: seeds the draws of partial measurements (bat.core.fidelity): the run's seed
+        self.draw_seed = int(draw_seed)
+        self._partial: dict[tuple[tuple, int], EvalResult] = {}  # (configuration, repeats) -> partial answer
+        #: job -> (result, kind, charged, tuner time, profiled) of each answer to come
+        self._flight: InFlight[tuple[EvalResult, str, bool, float, bool]] = InFlight(parallelism)
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
 
@@ -206,7 +249,7 @@ class Problem:
     def exhausted(self) -> bool:
         b, s = self.budget, self.stats
         return (b.max_evals is not None and s.evaluated >= b.max_evals) or (
-            b.max_time_s is not None and s.cost_s >= b.max_time_s
+            b.max_time_s is not None and s.clock_s >= b.max_time_s
         )
 
     @property
@@ -218,7 +261,7 @@ class Problem:
 
     @property
     def progress(self) -> float:
-        return self.budget.progress(self.stats.evaluated, self.stats.cost_s)
+        return self.budget.progress(self.stats.evaluated, self.stats.clock_s)
 
     def is_evaluated(self, config: Config) -> bool:
         return self.key(config) in self._seen
@@ -246,16 +289,23 @@ class Problem:
         return tuple(values), row
 
     # -- evaluation ----------------------------------------------------------
-    def evaluate(self, config: Config, *, profiled: bool = False) -> EvalResult:
-        """The result of one configuration for a tuner; a spent budget raises BudgetExhaustedError."""
-        answer = self.answer(config, profiled=profiled)
+    def evaluate(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
+                 repeats: int | None = None) -> EvalResult:
+        """The result of one configuration for a tuner; a spent budget raises BudgetExhaustedError.
+
+        ``timeout_factor``: stop its measurement past this factor x the best time so far
+        (bat.core.timeouts; the run's own factor, when lower, holds). ``repeats``: a partial
+        measurement with that many of the recorded repeats (bat.core.fidelity).
+        """
+        answer = self.answer(config, profiled=profiled, timeout_factor=timeout_factor, repeats=repeats)
         if answer.kind == "refused":
             raise BudgetExhaustedError(
                 f"budget of {self.budget.describe()} is spent; tuners must check problem.exhausted"
             )
         return answer.result
 
-    def answer(self, config: Config, *, profiled: bool = False) -> Answer:
+    def answer(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
+               repeats: int | None = None) -> Answer:
         """Everything about one proposal (see the module docstring for the rules).
 
         A fresh valid configuration the spent budget no longer affords is ``refused``: it
@@ -263,11 +313,11 @@ class Problem:
         ``close`` every proposal raises ProblemClosedError.
         """
         with self._lock:
-            if self._closed:
-                self.stats.after_close += 1
-                raise ProblemClosedError(f"proposal after the tuner's tune() returned (the run is over): "
-                                         f"{self.stats.after_close} refused so far")
-            return self._answer(config, profiled)
+            self._check_open()
+            if self._flight:
+                raise TunerError("collect the submitted evaluations (problem.collect) before evaluating one alone")
+            refused = self._start(config, profiled, timeout_factor, repeats)
+            return refused if refused is not None else self._collect()
 
     def close(self) -> None:
         """End the run: every later proposal is refused (see the module docstring)."""
@@ -278,16 +328,85 @@ class Problem:
     def closed(self) -> bool:
         return self._closed
 
-    def _answer(self, config: Config, profiled: bool) -> Answer:
+    def _check_open(self) -> None:
+        if self._closed:
+            self.stats.after_close += 1
+            raise ProblemClosedError(f"proposal after the tuner's tune() returned (the run is over): "
+                                     f"{self.stats.after_close} refused so far")
+
+    # -- batches (tuners that declare proposes_batches) -------------------------
+    @property
+    def slots(self) -> int:
+        """Proposals a tuner may keep in flight (``submit`` before ``collect``): K + G - 1."""
+        return self.parallelism.slots
+
+    @property
+    def in_flight(self) -> int:
+        """Proposals submitted whose answers ``collect`` has not handed back yet."""
+        return len(self._flight)
+
+    def submit(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
+               repeats: int | None = None) -> bool:
+        """Start evaluating ``config``; its answer comes from ``collect``. False: the budget is spent.
+
+        At most ``slots`` proposals may be in flight; one more raises TunerError.
+        """
+        with self._lock:
+            self._check_open()
+            if len(self._flight) >= self.slots:
+                raise TunerError(f"{len(self._flight)} proposals are in flight, the most this run allows "
+                                 f"({self.parallelism.describe()}): collect one first")
+            return self._start(config, profiled, timeout_factor, repeats) is None
+
+    def collect(self) -> Answer:
+        """The answer of the submitted proposal that finishes first in simulated time; the clock moves there."""
+        with self._lock:
+            self._check_open()
+            return self._collect()
+
+    def _collect(self) -> Answer:
+        if not self._flight:
+            raise TunerError("no proposal in flight to collect")
+        result, kind, charged, tuner_s, profiled = self._flight.take()
+        self.stats.clock_s = self._flight.now
+        if charged and result.ok and (self.best is None or result.fitness < self.best.fitness):
+            self.best = result
+        event = Event(
+            step=self._step,
+            result=result,
+            kind=kind,
+            charged=charged,
+            tuner_s=tuner_s,
+            best_so_far_ms=self.best.objective_ms if self.best else None,
+            elapsed_cost_s=self.stats.clock_s,
+            profiled=profiled,
+        )
+        self._step += 1
+        for obs in self.observers:
+            obs.on_result(event)
+        self._clock_mark()
+        return Answer(result, kind, charged)
+
+    def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None,
+               repeats: int | None = None) -> Answer | None:
+        """Check, charge and schedule one proposal; the answer of a refused one (nothing scheduled)."""
+        check_repeats(repeats)
+        factor = self.timeout_factor
+        if timeout_factor is not None:
+            factor = min(check_factor(timeout_factor), factor or math.inf)  # type: ignore[type-var]
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
+        compile_s = device_s = total_s = 0.0
+        if profiled and self._flight.measuring(key):
+            raise TunerError("a configuration is profiled after its answer has come, not while it is in flight")
         if key in self._seen and profiled and key not in self._profiled:
-            # One more run, with the profiler: it costs time but is no new configuration.
+            # One more run, with the profiler: it costs device time but is no new configuration.
             result, kind, charged = self._seen[key], "profile", False
             self._profiled.add(key)
             self.stats.profiles += 1
-            self.stats.cost_s += profile_cost_s(result)
+            device_s = total_s = profile_cost_s(result)
+            self.stats.cost_s += total_s
         elif key in self._seen:
             self.stats.repeated += 1
             result, kind, charged = self._seen[key], "repeat", False
@@ -301,8 +420,24 @@ class Problem:
             self._clock_mark()
             return Answer(EvalResult(config=cfg, status=Status.MISSING,
                                      message=f"the budget of {self.budget.describe()} is spent"), "refused", False)
+        elif repeats is not None and (key, repeats) in self._partial:
+            self.stats.repeated += 1
+            result, kind, charged = self._partial[key, repeats], "repeat", False
+            key = (key, repeats)  # it waits for that partial measurement, if in flight
         else:
-            result = self._backend.evaluate(cfg)
+            measured = self._backend.evaluate(cfg)
+            partial = (fewer_repeats(measured, repeats, self.draw_seed, row)
+                       if repeats is not None and getattr(self._backend, "recorded", False) else None)
+            if partial is not None:
+                result, kind, charged = partial, "partial", False
+                self._partial[key, repeats] = partial  # type: ignore[index]
+                self.stats.partial += 1
+                self.stats.cost_s += partial.cost_s
+                compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
+                return self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
+                                          device_s, total_s)
+            result = measured if factor is None else cut_off(measured, factor,
+                                                             self.best.objective_ms if self.best else None)
             self._seen[key] = result
             if profiled:
                 self._profiled.add(key)
@@ -310,24 +445,18 @@ class Problem:
             self.stats.cost_s += result.cost_s
             if not result.ok:
                 self.stats.failed += 1
-            if result.ok and (self.best is None or result.fitness < self.best.fitness):
-                self.best = result
             kind, charged = "evaluated", True
-        event = Event(
-            step=self._step,
-            result=result,
-            kind=kind,
-            charged=charged,
-            tuner_s=tuner_s,
-            best_so_far_ms=self.best.objective_ms if self.best else None,
-            elapsed_cost_s=self.stats.cost_s,
-            profiled=profiled,
-        )
-        self._step += 1
-        for obs in self.observers:
-            obs.on_result(event)
+            compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
+        return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s)
+
+    def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
+                      key: tuple, compile_s: float, device_s: float, total_s: float) -> None:
+        """Put one answered proposal on the clock (bat.core.flight); ``key`` names what it measures
+        (a partial measurement: the configuration and its repeats) or what it repeats."""
+        self._flight.add((result, kind, charged, tuner_s, profiled), key, measures=kind in ("evaluated", "partial"),
+                         compile_s=compile_s, device_s=device_s, total_s=total_s)
         self._clock_mark()
-        return Answer(result, kind, charged)
+        return None
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""

@@ -1,7 +1,10 @@
 """The trace of a tuner run: every proposal in order, as an observer of the Problem.
 
 Every tuner's trace has the same schema (see ``TRACE_COLUMNS``), whatever the
-tuner; it is written as Parquet with the run's metadata (tuner, seed,
+tuner (``elapsed_cost_s`` is the simulated clock, bat.core.schedule;
+``timeout_bound_ms`` the bound a timed-out measurement exceeded,
+bat.core.timeouts; ``fidelity`` the share of the recorded repeats measured,
+bat.core.fidelity); it is written as Parquet with the run's metadata (tuner, seed,
 benchmark, GPU, budget, backend) under the key ``bat_trace``.
 """
 
@@ -16,9 +19,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bat.core.atomic import publish
+from bat.core.dataset import Status
 from bat.core.errors import DatasetError, InputLimitError
+from bat.core.fidelity import FIDELITY_KEY
 from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
 from bat.core.problem import Event, profile_cost_s
+from bat.core.timeouts import BOUND_KEY
 
 META_KEY = b"bat_trace"
 #: Columns after the parameter columns, in this order.
@@ -33,6 +39,8 @@ TRACE_COLUMNS: tuple[str, ...] = (
     "elapsed_cost_s",
     "tuner_s",
     "profiled",
+    "timeout_bound_ms",
+    "fidelity",
 )
 
 
@@ -54,10 +62,13 @@ class TraceRecorder:
             status=r.status.value,
             objective_ms=r.objective_ms if r.objective_ms is not None else float("nan"),
             best_so_far_ms=event.best_so_far_ms if event.best_so_far_ms is not None else float("nan"),
-            cost_s=r.cost_s if event.charged else (profile_cost_s(r) if event.kind == "profile" else 0.0),
+            cost_s=r.cost_s if event.charged or event.kind == "partial" else (
+                profile_cost_s(r) if event.kind == "profile" else 0.0),
             elapsed_cost_s=event.elapsed_cost_s,
             tuner_s=event.tuner_s,
             profiled=event.profiled,
+            timeout_bound_ms=r.extra.get(BOUND_KEY, float("nan")) if r.status is Status.TIMEOUT else float("nan"),
+            fidelity=r.extra.get(FIDELITY_KEY, 1.0),
         )
         self._rows.append(row)
 

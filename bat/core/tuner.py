@@ -20,6 +20,10 @@ tuner's name:
   (a live run then profiles every evaluation);
 - ``supports_time_budget``: it stops correctly under a simulated-time budget;
 - ``slow``: a run takes seconds even on a tiny space (tests mark it);
+- ``proposes_batches``: it keeps several proposals in flight with
+  ``problem.submit`` and ``problem.collect`` (up to ``problem.slots``), so
+  parallel compile workers and devices shorten its simulated time
+  (bat.core.schedule); a tuner that evaluates one at a time waits for each;
 - ``oracle``: the tuner needs what no real tuner has (the target's measurements, granted as
   ``problem.answer_key``; bat.core.facts declares what every other tuner may know); comparisons
   show it apart and include it only when asked (``bat compare --oracles``);
@@ -65,6 +69,7 @@ class Tuner(ABC):
     supports_time_budget: ClassVar[bool] = True
     slow: ClassVar[bool] = False
     oracle: ClassVar[bool] = False
+    proposes_batches: ClassVar[bool] = False
     battery_expected_failures: ClassVar[Mapping[str, ExpectedFailure]] = {}
     #: the tunable options (bat.core.hyperparams); None: undeclared, every dataclass field is accepted
     HYPERPARAMETERS: ClassVar[tuple[HyperParam, ...] | None] = None
@@ -89,7 +94,7 @@ class Tuner(ABC):
 
 
 #: Capability flags every tuner declares (``Tuner.capabilities``).
-CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow", "oracle")
+CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow", "oracle", "proposes_batches")
 
 
 @dataclass(frozen=True)

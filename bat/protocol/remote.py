@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from bat.core.dataset import Status
-from bat.core.errors import BatError, BudgetExhaustedError, ProtocolError
-from bat.core.problem import EvalResult, Problem, profile_cost_s
+from bat.core.errors import BatError, BudgetExhaustedError, ProtocolError, TunerError
+from bat.core.problem import Answer, EvalResult, Problem, profile_cost_s
 from bat.protocol.client import Client, ServerError
 from bat.protocol.hello import budget_from_problem, facts_from_problem, space_from_problem
 from bat.protocol.prior import RemotePrior
@@ -60,6 +60,7 @@ class RemoteProblem(Problem):
                          budget=budget_from_problem(info), facts=facts_from_problem(info, RemotePrior(client, info)))
         self.client = client
         self._evaluated: dict[tuple, EvalResult] = {}
+        self._answer: Answer | None = None  # the proposal in flight (one at a time over the protocol)
 
     @property
     def exhausted(self) -> bool:
@@ -68,7 +69,35 @@ class RemoteProblem(Problem):
     def is_evaluated(self, config: Mapping[str, Any]) -> bool:
         return self.key(config) in self._evaluated
 
-    def evaluate(self, config: Mapping[str, Any], *, profiled: bool = False) -> EvalResult:
+    def evaluate(self, config: Mapping[str, Any], *, profiled: bool = False,
+                 timeout_factor: float | None = None, repeats: int | None = None) -> EvalResult:
+        _harness_only(timeout_factor, repeats)
+        return self._ask(config, profiled).result
+
+    @property
+    def in_flight(self) -> int:
+        return int(self._answer is not None)
+
+    def submit(self, config: Mapping[str, Any], *, profiled: bool = False,
+               timeout_factor: float | None = None, repeats: int | None = None) -> bool:
+        """Over the protocol one proposal is in flight at a time (``slots`` is 1): evaluated now,
+        handed back by ``collect``."""
+        _harness_only(timeout_factor, repeats)
+        if self._answer is not None:
+            raise TunerError("1 proposal is in flight, the most a protocol client has: collect it first")
+        try:
+            self._answer = self._ask(config, profiled)
+        except BudgetExhaustedError:
+            return False
+        return True
+
+    def collect(self) -> Answer:
+        if self._answer is None:
+            raise TunerError("no proposal in flight to collect")
+        answer, self._answer = self._answer, None
+        return answer
+
+    def _ask(self, config: Mapping[str, Any], profiled: bool) -> Answer:
         key = self.key(config)  # a value outside the space fails here, as in-process
         cfg = dict(zip(self.space.names, key, strict=True))
         try:
@@ -81,7 +110,7 @@ class RemoteProblem(Problem):
                             times_ms=tuple(r["times"]), compile_ms=r["compile_ms"], cost_s=r["cost_s"],
                             message=r["message"], extra=r.get("extra", {}))
         self._mirror(key, result, r["kind"])
-        return result
+        return Answer(result, r["kind"], r["kind"] == "evaluated")
 
     def _mirror(self, key: tuple, result: EvalResult, kind: str) -> None:
         """The server's counts, kept here from the kind of each reply."""
@@ -100,6 +129,13 @@ class RemoteProblem(Problem):
         elif kind == "profile":
             s.profiles += 1
             s.cost_s += profile_cost_s(result)
+
+
+def _harness_only(factor: float | None, repeats: int | None) -> None:
+    """A timeout or fewer repeats with a proposal: not in the BAT protocol."""
+    if factor is not None or repeats is not None:
+        raise TunerError("a timeout or fewer repeats with a proposal is not in the BAT protocol: a protocol "
+                         "client's proposals are measured in full")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -198,7 +198,7 @@ def refused(problem: Problem) -> dict[str, Any]:
 def budget_left(problem: Problem) -> dict[str, Any]:
     """What is left of the budget: evaluations and simulated seconds (null when not limited)."""
     b = problem.budget
-    seconds = None if b.max_time_s is None else max(0.0, b.max_time_s - problem.stats.cost_s)
+    seconds = None if b.max_time_s is None else max(0.0, b.max_time_s - problem.stats.clock_s)
     return {"evaluations": problem.remaining, "seconds": seconds}
 
 

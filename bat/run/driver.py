@@ -25,6 +25,7 @@ import pandas as pd
 from bat.core.atomic import check_output
 from bat.core.errors import RunInterrupted
 from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.trace import TraceRecorder, write_trace
 from bat.core.tuner import Tuner, class_spec, object_options
 from bat.core.userdata import check_writable, runs_dir
@@ -66,6 +67,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)  # what the run said on the way (data flags, resumption)
     reused: int = 0  # evaluations answered from an interrupted run's journal (resume)
     after_close: int = 0  # proposals refused because they came after tune() returned (bat.core.problem)
+    clock_s: float = 0.0  # the simulated clock at the end (bat.core.schedule); cost_s is the work charged
 
     @property
     def ratio_to_best_known(self) -> float | None:
@@ -96,6 +98,8 @@ def run_tuner(
     tuner_name: str | None = None,
     tuner_charge_s: float | None = None,
     isolate: bool = False,
+    parallelism: Parallelism = SEQUENTIAL,
+    timeout_factor: float | None = None,
 ) -> RunResult:
     """Run ``tuner`` on ``target`` under ``budget`` with ``seed`` (see the module docstring).
 
@@ -103,7 +107,9 @@ def run_tuner(
     ``out`` a trace path, ``"auto"`` or None (the trace stays in memory, nothing is journalled);
     ``on_note`` hears each note as it is made. ``tuner_charge_s``: seconds charged as the tuner's
     time per proposal (a declared cost model: the time axis is then deterministic), None to measure
-    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). An interrupted
+    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). ``parallelism``:
+    the compile workers and devices of the simulated clock (bat.core.schedule); ``timeout_factor``:
+    measurements past this factor x the best so far are stopped (bat.core.timeouts). An interrupted
     journalled run raises RunInterrupted
     (a KeyboardInterrupt) naming its journal.
     """
@@ -128,7 +134,7 @@ def run_tuner(
     if checkpoint is not None:
         target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
     try:
-        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s)
+        result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s, parallelism, timeout_factor)
     except BaseException as exc:
         if checkpoint is None:
             raise
@@ -185,7 +191,8 @@ def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence
 
 
 def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
-         progress: Callable[[float], None] | None, tuner_charge_s: float | None = None) -> RunResult:
+         progress: Callable[[float], None] | None, tuner_charge_s: float | None = None,
+         parallelism: Parallelism = SEQUENTIAL, timeout_factor: float | None = None) -> RunResult:
     """Problem -> tuner -> trace, in memory."""
     meta = {
         "tuner": name,
@@ -199,13 +206,17 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         "space_hash": target.space.space_hash,
         "tuner_charge_s": tuner_charge_s,
         "oracle": bool(tuner_obj.oracle),
+        "compile_workers": parallelism.compile_workers,
+        "devices": parallelism.devices,
+        "timeout_factor": timeout_factor,
     }
     recorder = TraceRecorder(target.space.names, meta)
     observers: list[Any] = [recorder]
     if progress is not None:
         observers.append(_ProgressObserver(budget, progress))
     problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
-                      facts=target.facts, tuner_charge_s=tuner_charge_s)
+                      facts=target.facts, tuner_charge_s=tuner_charge_s, parallelism=parallelism,
+                      timeout_factor=timeout_factor, draw_seed=seed)
     if tuner_obj.oracle:  # the answer key goes to a declared oracle only (bat.core.facts)
         problem.answer_key = target.dataset
     rng = np.random.default_rng(seed)
@@ -217,8 +228,8 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         problem.close()  # a thread the tuner left behind is refused from here on
     wall = time.perf_counter() - start
     s = problem.stats
-    meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
-                tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall, after_close=s.after_close)
+    meta.update(evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed, partial=s.partial,
+                tuner_s=s.tuner_s, cost_s=s.cost_s, clock_s=s.clock_s, wall_s=wall, after_close=s.after_close)
     if report := tuner_obj.run_report():
         meta["tuner_report"] = report
     recorder.meta.update(meta)  # the saved trace carries the end-of-run counts too
@@ -227,7 +238,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         backend=target.backend.name, backend_description=target.backend.describe(),
         best=problem.best, best_known_ms=target.best_known_ms,
         evaluated=s.evaluated, rejected=s.rejected, repeated=s.repeated, failed=s.failed,
-        tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall,
+        tuner_s=s.tuner_s, cost_s=s.cost_s, wall_s=wall, clock_s=s.clock_s,
         trace=recorder.frame(), trace_meta=meta, after_close=s.after_close,
     )
 

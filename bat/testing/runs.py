@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bat.core.problem import Budget, Problem, ProblemStats
+from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.space import SearchSpace
 from bat.core.trace import TraceRecorder
 from bat.core.tuner import Tuner
@@ -41,7 +42,10 @@ RUNS: dict[str, tuple[Callable[[], SearchSpace], Budget]] = {
     "small": (tiny_space, Budget(max_evals=4 * 6)),
     "types": (typed_space, Budget(max_evals=BUDGET)),
     "prefix": (constrained_space, Budget(max_evals=BUDGET // 3)),  # budget_agnostic: a prefix of "main"
+    "parallel": (constrained_space, Budget(max_evals=BUDGET)),  # on PARALLEL's simulated machine
 }
+#: the simulated machine of the ``parallel`` run (every other run: one compile worker, one device)
+PARALLEL = Parallelism(compile_workers=4, devices=2)
 #: the runs the second process repeats (``cross_process``) and that ``proposal_waste`` counts
 COMPARED = ("main", "types")
 
@@ -75,7 +79,7 @@ def execute(name: str, tuner: Tuner, seed: int) -> Run:
     space, backend = space_fn(), FakeBackend()
     recorder = TraceRecorder(space.names)
     problem = Problem(space=space, backend=backend, budget=budget, observers=[recorder, _ProposalCap()],
-                      facts=synthetic_facts(space))
+                      facts=synthetic_facts(space), parallelism=PARALLEL if name == "parallel" else SEQUENTIAL)
     if tuner.oracle:
         problem.answer_key = synthetic_dataset(space)
     problem.start_clock()

@@ -39,7 +39,12 @@ tested with them, not here. The checks test what only the tuner decides:
   the wall-clock ``tuner_s``) in this process and in a second Python
   process with another ``PYTHONHASHSEED`` (bat.testing.other_process: one
   child per test process serves every tuner's request). The child makes the
-  runs of the first and fourth checks while this process makes its own.
+  runs of the first and fourth checks while this process makes its own;
+- ``parallel``: on a simulated machine of 4 compile workers and 2 devices
+  (bat.core.schedule) it spends the whole budget of 15 evaluations; a tuner
+  that declares ``proposes_batches`` finishes sooner than the sum of its
+  charges (it kept evaluations in flight), and one that does not takes
+  exactly that sum (it kept none in flight without saying so).
 
 A tuner that cannot meet a check declares it on its class, with the
 exception type the check raises and the reason:
@@ -62,11 +67,11 @@ import pandas as pd
 from bat.core.errors import TunerError
 from bat.core.tuner import ExpectedFailure, Tuner
 from bat.testing.other_process import OtherProcess, shared
-from bat.testing.runs import BUDGET, COMPARED, TIME_EVALS, Run, execute
+from bat.testing.runs import BUDGET, COMPARED, PARALLEL, TIME_EVALS, Run, execute
 from bat.testing.synthetic import FAKE_COST_S
 
 CHECKS = ("full_budget", "time_budget", "small_space", "value_types", "proposal_waste", "budget_agnostic",
-          "cross_process")
+          "cross_process", "parallel")
 #: the largest share of proposals that may be rejected or repeated (``proposal_waste``; see the module docstring)
 MAX_WASTE = 0.75
 #: trace columns that measure wall-clock time (left out when traces are compared)
@@ -146,6 +151,18 @@ class Battery:
         assert run.stats.evaluated == TIME_EVALS, (
             f"a budget of {FAKE_COST_S * TIME_EVALS:g} simulated seconds at {FAKE_COST_S} s each "
             f"should give {TIME_EVALS} evaluations, got {run.stats.evaluated}")
+
+    def check_parallel(self) -> None:
+        run = self.run("parallel")
+        assert run.stats.evaluated == BUDGET, (
+            f"evaluated {run.stats.evaluated} configurations for a budget of {BUDGET} on {PARALLEL.describe()}")
+        if self.factory().proposes_batches:
+            assert run.stats.clock_s < run.stats.cost_s, (
+                f"declares proposes_batches but gained nothing on {PARALLEL.describe()}: simulated time "
+                f"{run.stats.clock_s:g} s for {run.stats.cost_s:g} s of work (no evaluations kept in flight)")
+        else:
+            assert run.stats.clock_s == run.stats.cost_s, (
+                f"kept evaluations in flight on {PARALLEL.describe()} without declaring proposes_batches")
 
     def check_small_space(self) -> None:
         run = self.run("small")

@@ -10,14 +10,22 @@ random other value). A child that violates a constraint or was evaluated
 already is bred again, up to ``max_tries`` times; after that a random valid,
 not yet evaluated configuration takes its place (counted in
 ``immigrants``). So every child sent to the problem is valid and new.
+
+A generation is one batch (``proposes_batches``): its children are bred from
+the last generation, so up to ``problem.slots`` of them are measured at once
+on a simulated machine with parallel compile workers (bat.core.batches); with
+one worker and one device the run is the sequential one.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from bat.core.batches import keep_full
 from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner
@@ -38,6 +46,7 @@ class GeneticAlgorithm(Tuner):
     immigrants: int = field(default=0, init=False)
     summary = "genetic algorithm: tournament selection, uniform crossover, rare mutation, valid offspring only"
     budget_agnostic = True  # population and generations do not depend on the budget
+    proposes_batches = True  # a generation's members are bred from the last one: measured as one batch
     HYPERPARAMETERS = (
         HyperParam("population", "int", 20, 6, 64, log=True, doc="individuals per generation"),
         HyperParam("elite", "int", 2, 0, 4, doc="best individuals kept unchanged"),
@@ -65,22 +74,41 @@ class GeneticAlgorithm(Tuner):
         self.immigrants = 0
         n = min(self.population, space.count_valid())
         pop = list(space.sample_valid(n, rng))
-        fit: list[float] = []
-        for row in pop:
-            if problem.exhausted:
-                return
-            fit.append(problem.evaluate(space.config(row)).fitness)
-        while not problem.exhausted:
+        fit = self._measure(problem, iter(pop))
+        while not problem.exhausted and len(fit) == len(pop):
             order = np.argsort(fit, kind="stable")
-            nxt = [pop[i] for i in order[: self.elite]]
-            nxt_fit = [fit[i] for i in order[: self.elite]]
-            while len(nxt) < n and not problem.exhausted:
-                child = self._breed(problem, pop, fit, rng)
-                if child is None:
-                    return
-                nxt.append(child)
-                nxt_fit.append(problem.evaluate(space.config(child)).fitness)
-            pop, fit = nxt, nxt_fit
+            elite = [pop[i] for i in order[: self.elite]]
+            children: list[np.ndarray] = []
+            fit = [fit[i] for i in order[: self.elite]] + self._measure(
+                problem, self._children(problem, pop, fit, n - len(elite), children, rng))
+            pop = elite + children
+
+    def _measure(self, problem: Problem, rows: Iterator[np.ndarray]) -> list[float]:
+        """The fitness of each row, in order, the rows measured up to ``problem.slots`` at once (a generation
+        is one batch: its members are bred from the last one); short when the budget ran out."""
+        space = problem.space
+        sent: list[tuple] = []
+        found: dict[tuple, float] = {}
+
+        def configs() -> Iterator[Mapping[str, Any]]:
+            for row in rows:
+                config = space.config(row)
+                sent.append(problem.key(config))
+                yield config
+
+        keep_full(problem, configs(), lambda a: found.__setitem__(problem.key(a.result.config), a.result.fitness))
+        return [found[k] for k in sent if k in found]
+
+    def _children(self, problem: Problem, pop: list[np.ndarray], fit: list[float], count: int,
+                  out: list[np.ndarray], rng: np.random.Generator) -> Iterator[np.ndarray]:
+        """Up to ``count`` children, each bred when the problem asks for it (so the ones sent before
+        count as evaluated), kept in ``out``; fewer when the whole space is evaluated."""
+        for _ in range(count):
+            child = self._breed(problem, pop, fit, rng)
+            if child is None:
+                return
+            out.append(child)
+            yield child
 
     def _select(self, fit: list[float], rng: np.random.Generator) -> int:
         picks = rng.integers(0, len(fit), size=self.tournament)

@@ -125,7 +125,7 @@ class LiveSession:
             return EvalResult(
                 config=cfg, status=status, times_ms=times, compile_ms=compile_ms,
                 objective_ms=float(np.mean(times)) if status is Status.OK else None,
-                cost_s=(compile_ms + bench_ms) / 1000.0, message=message, extra=extra)
+                cost_s=(compile_ms + bench_ms) / 1000.0, message=message, extra=extra, compile_s=compiled.seconds)
 
         try:
             launches = self.runner.launches(cfg, self.size.values)
