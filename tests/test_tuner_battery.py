@@ -11,6 +11,8 @@ that breaks its rule (tests/battery_tuners.py).
 from __future__ import annotations
 
 import importlib.util
+import signal
+from collections.abc import Iterator
 from functools import partial
 
 import battery_tuners as bad
@@ -26,6 +28,25 @@ from bat.tuner_adapters.reference.random_search import RandomSearch
 EXTRA_NEEDS = {"optuna:cmaes": "cmaes", "optuna:gp": "torch"}
 #: import names of the distributions named in registry entries
 IMPORT_NAMES = {"scikit-learn": "sklearn", "kernel-tuner": "kernel_tuner"}
+
+
+#: CPU seconds a battery test may use: a tuner that never returns (one looped forever on a space it had
+#: wholly evaluated) fails its test instead of hanging the suite; CPU time, so machine load cannot trip it
+CPU_LIMIT_S = 600
+
+
+@pytest.fixture(autouse=True)
+def cpu_limit() -> Iterator[None]:
+    def stop(signum: int, frame: object) -> None:
+        raise TimeoutError(f"the battery used {CPU_LIMIT_S} s of CPU: a tuner that never returns?")
+
+    before = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, CPU_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, before)
 
 
 def _installed(name: str) -> bool:

@@ -81,6 +81,8 @@ class GeneticAlgorithm(Tuner):
             children: list[np.ndarray] = []
             fit = [fit[i] for i in order[: self.elite]] + self._measure(
                 problem, self._children(problem, pop, fit, n - len(elite), children, rng))
+            if len(children) < n - len(elite):  # the whole space is evaluated: nothing new to breed
+                return
             pop = elite + children
 
     def _measure(self, problem: Problem, rows: Iterator[np.ndarray]) -> list[float]:
