@@ -67,7 +67,7 @@ def test_the_tuning_impact_figure_tells_vendors_and_missing_defaults_apart():
     assert {t.get_text() for t in ax.get_legend().get_texts()} >= {"over the median configuration",
                                                                    "over the default configuration"}
     # the vendor is written out under each bar, not told by colour alone (grey print)
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["A\n(NVIDIA)", "B (AMD)"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["A (NVIDIA)", "B (AMD)"]
 
 
 @pytest.mark.slow
