@@ -11,7 +11,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from bat.cli.options import MAX_REPEATS, MAX_SECONDS, MAX_SEED, MAX_TIMEOUT_FACTOR, MAX_WORKERS, finite, worker_count
+from bat.cli.options import (
+    MAX_REPEATS,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_WORKERS,
+    devices_option,
+    finite,
+    timeout_factor_option,
+    worker_count,
+)
 from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
@@ -92,11 +101,8 @@ def compare(
     compile_workers: str = typer.Option("1", "--compile-workers",
                                         help="Comma-separated compile workers of the simulated clock: every tuner "
                                              "runs at each (labelled LABEL@kK when several; docs/METHODS.md)."),
-    devices: int = typer.Option(1, "--devices", callback=worker_count,
-                                help="Devices measuring at once on the simulated clock, one configuration each."),
-    timeout_factor: float = typer.Option(None, "--timeout-factor", min=1.0, max=MAX_TIMEOUT_FACTOR, callback=finite,
-                                         help="Stop a measurement once it runs past this factor x the best time so "
-                                              "far: charged the time spent, recorded as a timeout."),
+    devices: int = devices_option(),
+    timeout_factor: float = timeout_factor_option(),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from bat.analysis.compare.study import compare as run_comparison

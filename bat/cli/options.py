@@ -9,6 +9,7 @@ is written. ``tests/test_option_ranges.py`` walks every command and holds each n
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import typer
 
@@ -58,3 +59,16 @@ def worker_count(value: int) -> int:
     if not 1 <= value <= MAX_WORKERS:
         raise typer.BadParameter(f"expected 1 to {MAX_WORKERS}, got {value}")
     return value
+
+
+def devices_option() -> Any:
+    """``--devices`` of ``bat run`` and ``bat compare`` (the same option on both)."""
+    return typer.Option(1, "--devices", callback=worker_count,
+                        help="Devices measuring at once on the simulated clock, one configuration each.")
+
+
+def timeout_factor_option() -> Any:
+    """``--timeout-factor`` of ``bat run`` and ``bat compare`` (the same option on both)."""
+    return typer.Option(None, "--timeout-factor", min=1.0, max=MAX_TIMEOUT_FACTOR, callback=finite,
+                        help="Stop a measurement once it runs past this factor x the best time so far: charged "
+                             "the time spent, recorded as a timeout.")

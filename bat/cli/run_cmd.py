@@ -15,9 +15,10 @@ from bat.cli.options import (
     MAX_EVALUATIONS,
     MAX_SECONDS,
     MAX_SEED,
-    MAX_TIMEOUT_FACTOR,
+    devices_option,
     finite,
     positive_finite,
+    timeout_factor_option,
     worker_count,
 )
 from bat.cli.output import document, progress, say
@@ -70,11 +71,8 @@ def run(
     compile_workers: int = typer.Option(1, "--compile-workers", callback=worker_count,
                                         help="Configurations compiled at once on the simulated clock "
                                              "(docs/METHODS.md); a tuner that proposes batches gains from it."),
-    devices: int = typer.Option(1, "--devices", callback=worker_count,
-                                help="Devices measuring at once on the simulated clock, one configuration each."),
-    timeout_factor: float = typer.Option(None, "--timeout-factor", min=1.0, max=MAX_TIMEOUT_FACTOR, callback=finite,
-                                         help="Stop a measurement once it runs past this factor x the best time so "
-                                              "far: charged the time spent, recorded as a timeout."),
+    devices: int = devices_option(),
+    timeout_factor: float = timeout_factor_option(),
     prior: str = typer.Option(None, "--prior",
                               help="Give the tuner other GPUs' measured data of the same space (problem.facts."
                                    "others): comma-separated GPU ids or dataset files/ids, or all-others."),
