@@ -86,7 +86,8 @@ def venv(tmp_path_factory) -> Installed:
                    timeout=600)
     (sdist,), (wheel,) = dist.glob("bat_autotune-*.tar.gz"), dist.glob("bat_autotune-*.whl")
     with tarfile.open(sdist) as archive:
-        archive.extractall(tmp / "unpacked", filter="data")
+        # the "data" filter where tarfile has it (3.11.4 on; Debian 12's /usr/bin/python3 is 3.11.2)
+        archive.extractall(tmp / "unpacked", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (unpacked,) = (tmp / "unpacked").iterdir()
     python = _install(uv, wheel, src, tmp / "venv", ("tuners", "analysis"), dev=True)
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
