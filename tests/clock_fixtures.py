@@ -53,10 +53,10 @@ def clock_dataset() -> Dataset:
 
 
 def run(space, dataset, tuner: str, par: Parallelism, budget: Budget | None = None):
-    rec = TraceRecorder(space.names)
+    rec, made = TraceRecorder(space.names), make_tuner(tuner)
     problem = Problem(space=space, backend=ReplayBackend(dataset), budget=budget or Budget(max_evals=30),
-                      observers=[rec], tuner_charge_s=0.0, parallelism=par)
-    make_tuner(tuner).tune(problem, np.random.default_rng(3))
+                      observers=[rec], tuner_charge_s=0.0, parallelism=par, runs_ahead=made.runs_ahead)
+    made.tune(problem, np.random.default_rng(3))
     return problem, rec.frame()
 
 

@@ -39,6 +39,11 @@ that is left; after ``max_stall`` repeated proposals in a row the runner
 stops the strategy, which is restarted the same way. After
 ``max_futile_restarts`` restarts in a row that evaluated nothing new the
 adapter gives up, leaving budget unspent.
+
+``random_sample`` and ``brute_force`` never read a result (a random sample,
+every configuration in order; the restarts count evaluations, not times), so
+they declare that their proposals run ahead of the results (``runs_ahead``,
+bat.core.ahead): on parallel compile workers their compiles overlap.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bat.core.ahead import ALWAYS, WAITS, RunsAhead
 from bat.core.dataset import Status
 from bat.core.errors import MissingDependencyError, TunerError
 from bat.core.hyperparams import HyperParam
@@ -187,6 +193,11 @@ class KernelTunerStrategy(Tuner):
         if self.strategy in self.WASTEFUL:
             declared["proposal_waste"] = ExpectedFailure(AssertionError, self.WASTEFUL[self.strategy])
         return declared
+
+    @property
+    def runs_ahead(self) -> RunsAhead:  # type: ignore[override]
+        """A random sample and the exhaustive search read no result (see the module docstring)."""
+        return RunsAhead(first=ALWAYS) if self.strategy in ("random_sample", "brute_force") else WAITS
 
     @property
     def slow(self) -> bool:  # type: ignore[override]

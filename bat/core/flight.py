@@ -5,6 +5,12 @@ charge; ``take`` hands back the one that finishes first on the clock
 (bat.core.schedule). A repeat of a configuration still in flight is not on
 the clock: it waits for that configuration's own answer and comes right
 after it, so a tuner never learns a result before it exists.
+
+A proposal made with nothing in flight may say how many of the latest
+answers it ignored (``ahead``, bat.core.ahead): it entered the clock when the
+answer before those came, at most ``slots - 1`` answers back (no more than
+``slots`` proposals are ever in flight), so its compilation overlaps the
+measurements of the proposals before it.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ class InFlight(Generic[T]):
         self._followers: dict[int, list[int]] = {}  # job -> repeats of its configuration, answered with it
         self._released: deque[int] = deque()  # repeats whose configuration's answer has come
         self._job = 0
+        self._slots = parallelism.slots
+        self._answered: deque[float] = deque(maxlen=self._slots)  # when the latest answers were handed back
+        self._known = 0.0  # when the latest proposal was known
 
     def __len__(self) -> int:
         return len(self._items)
@@ -43,15 +52,22 @@ class InFlight(Generic[T]):
         return key in self._running
 
     def add(self, item: T, key: Hashable, *, measures: bool, compile_s: float = 0.0, device_s: float = 0.0,
-            total_s: float = 0.0) -> None:
+            total_s: float = 0.0, ahead: int = 0) -> None:
         """Put ``item`` in flight: a measurement of ``key`` (``measures``) or an answer that costs the given
-        time; an answer about a configuration being measured waits for that measurement."""
+        time; an answer about a configuration being measured waits for that measurement. ``ahead``: how
+        many of the latest answers the proposal ignored (used when nothing else is in flight)."""
         self._job += 1
         if not measures and key in self._running:
             self._followers.setdefault(self._running[key], []).append(self._job)
             self._items[self._job] = (item, None)
             return
-        self.clock.submit(self._job, compile_s, device_s, total_s)
+        at = None
+        if ahead > 0 and self._slots > 1 and not self._items:
+            back = min(ahead, self._slots - 1) + 1  # the answer this proposal depends on last, counted back
+            # known then, and not before the proposal before it (a tuner proposes in order)
+            at = max(self._answered[-back] if len(self._answered) >= back else 0.0, self._known)
+        self._known = self.clock.now if at is None else at
+        self.clock.submit(self._job, compile_s, device_s, total_s, at)
         self._items[self._job] = (item, key if measures else None)
         if measures:
             self._running[key] = self._job
@@ -63,4 +79,5 @@ class InFlight(Generic[T]):
         if key is not None:
             del self._running[key]
         self._released.extend(self._followers.pop(job, ()))
+        self._answered.append(self.clock.now)
         return item

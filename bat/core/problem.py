@@ -13,7 +13,10 @@ kind, whether it was charged); ``evaluate`` is its result for tuners.
 Time is the simulated clock of bat.core.schedule: K configurations compile
 at once and each of G devices measures one at a time (``parallelism``). A
 tuner that evaluates one configuration at a time waits for each result, so
-its clock is the sum of the charges whatever K and G. A tuner that declares
+its clock is the sum of the charges whatever K and G, unless it declares that
+its proposals run ahead of its results (``runs_ahead``, bat.core.ahead): then
+a proposal enters the clock when the last answer it depends on came, and its
+compilation overlaps the answers it ignored. A tuner that declares
 ``proposes_batches`` keeps up to ``slots`` proposals in flight with
 ``submit`` and receives their answers with ``collect``, in the order they
 finish in simulated time; observers hear of each answer then. The budget
@@ -41,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from bat.core.ahead import WAITS, RunsAhead
 from bat.core.dataset import Status
 from bat.core.errors import BudgetExhaustedError, ProblemClosedError, TunerError
 from bat.core.facts import TargetFacts
@@ -209,6 +213,7 @@ class Problem:
         parallelism: Parallelism = SEQUENTIAL,
         timeout_factor: float | None = None,
         draw_seed: int = 0,
+        runs_ahead: RunsAhead = WAITS,
     ) -> None:
         if tuner_charge_s is not None and not 0 <= tuner_charge_s < math.inf:
             raise ValueError(f"tuner_charge_s must be finite and >= 0, got {tuner_charge_s}")
@@ -238,6 +243,8 @@ class Problem:
         self.timeout_factor = check_factor(timeout_factor)
         #: seeds the draws of partial measurements (bat.core.fidelity): the run's seed
         self.draw_seed = int(draw_seed)
+        #: how far the tuner's proposals run ahead of its results (bat.core.ahead), from its declaration
+        self.runs_ahead = runs_ahead
         self._partial: dict[tuple[tuple, int], EvalResult] = {}  # (configuration, repeats) -> partial answer
         #: job -> (result, kind, charged, tuner time, profiled) of each answer to come
         self._flight: InFlight[tuple[EvalResult, str, bool, float, bool]] = InFlight(parallelism)
@@ -394,6 +401,8 @@ class Problem:
         factor = self.timeout_factor
         if timeout_factor is not None:
             factor = min(check_factor(timeout_factor), factor or math.inf)  # type: ignore[type-var]
+        # a measurement cut off at the best so far starts once the answers before it came: it runs no earlier
+        ahead = self.runs_ahead.ignored(self._step) if factor is None and self.runs_ahead else 0
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
@@ -435,7 +444,7 @@ class Problem:
                 self.stats.cost_s += partial.cost_s
                 compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
                 return self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
-                                          device_s, total_s)
+                                          device_s, total_s, ahead)
             result = measured if factor is None else cut_off(measured, factor,
                                                              self.best.objective_ms if self.best else None)
             self._seen[key] = result
@@ -447,14 +456,15 @@ class Problem:
                 self.stats.failed += 1
             kind, charged = "evaluated", True
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
-        return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s)
+        return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s, ahead)
 
     def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
-                      key: tuple, compile_s: float, device_s: float, total_s: float) -> None:
+                      key: tuple, compile_s: float, device_s: float, total_s: float, ahead: int = 0) -> None:
         """Put one answered proposal on the clock (bat.core.flight); ``key`` names what it measures
-        (a partial measurement: the configuration and its repeats) or what it repeats."""
+        (a partial measurement: the configuration and its repeats) or what it repeats; ``ahead``: the
+        latest answers it ignored."""
         self._flight.add((result, kind, charged, tuner_s, profiled), key, measures=kind in ("evaluated", "partial"),
-                         compile_s=compile_s, device_s=device_s, total_s=total_s)
+                         compile_s=compile_s, device_s=device_s, total_s=total_s, ahead=ahead)
         self._clock_mark()
         return None
 

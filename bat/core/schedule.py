@@ -15,6 +15,14 @@ no result due before its start is still to be handed back, so a job
 submitted after that result, whose compilation ends earlier, is measured
 first, as it would be on a machine.
 
+A job may enter before ``now`` (``submit(at=...)``): the proposal of a tuner
+that evaluates one configuration at a time but whose proposal did not depend
+on its latest results was known, in simulated time, when the result it does
+depend on came (bat.core.ahead); it is submitted when nothing else is in
+flight, so such jobs take workers in the order proposed, and are measured in
+that order too: a device takes one once every job proposed before it has
+compiled (whether that one needs a device is known only then).
+
 With one worker and one device, and jobs submitted one at a time (each after
 the previous result), a job finishes at ``now + total_s``: the sum of the
 charges in order, the clock of a sequential replay to the last bit.
@@ -74,26 +82,34 @@ class Schedule:
         self._compiled: list[tuple[float, int, int, float, float, float]] = []  # waiting for a device
         self._done: list[tuple[float, int, int]] = []  # finish time known, not handed back yet
         self._seq = 0
+        self._compiled_by = 0.0  # when every job submitted so far has compiled
 
     @property
     def in_flight(self) -> int:
         return len(self._compiled) + len(self._done)
 
-    def submit(self, key: int, compile_s: float, device_s: float, total_s: float | None = None) -> None:
-        """Start job ``key`` now: ``compile_s`` on a worker, then ``device_s`` on a device.
+    def submit(self, key: int, compile_s: float, device_s: float, total_s: float | None = None,
+               at: float | None = None) -> None:
+        """Start job ``key`` now (or at ``at``): ``compile_s`` on a worker, then ``device_s`` on a device.
 
         ``total_s`` is the job's whole charge (``compile_s + device_s`` when None); a job that
         never waits finishes at its compile start + ``total_s``, so a sequential clock adds
-        exactly the charges.
+        exactly the charges. ``at`` (no later than ``now``) is when the job became known, for a
+        job submitted with nothing else in flight whose proposal ran ahead of its results
+        (bat.core.flight); jobs so submitted must come in the order of their ``at``, and are
+        measured in that order: not before every job submitted earlier has compiled.
         """
         if not (0 <= compile_s < math.inf and 0 <= device_s < math.inf):
             raise ValueError(f"job {key}: compile {compile_s!r} s and device {device_s!r} s must be finite and >= 0")
         total = compile_s + device_s if total_s is None else total_s
-        start = end = self.now
+        start = end = self.now if at is None else at
         if compile_s > 0:  # nothing to compile (a profiled re-run, an answer from memory): no worker needed
-            start = max(self.now, heapq.heappop(self._workers))
+            start = max(start, heapq.heappop(self._workers))
             end = start + min(compile_s, total)  # a total rounded below its compile time still ends the job
             heapq.heappush(self._workers, end)
+        if at is not None and device_s > 0 and end < self._compiled_by:  # in order: after the jobs before it compiled
+            total, end = self._compiled_by - start + device_s, self._compiled_by
+        self._compiled_by = max(self._compiled_by, end)
         self._seq += 1
         if device_s > 0:
             heapq.heappush(self._compiled, (end, self._seq, key, start, total, device_s))

@@ -24,6 +24,12 @@ tuner's name:
   ``problem.submit`` and ``problem.collect`` (up to ``problem.slots``), so
   parallel compile workers and devices shorten its simulated time
   (bat.core.schedule); a tuner that evaluates one at a time waits for each;
+- ``runs_ahead``: how far its proposals run ahead of its results
+  (``RunsAhead(first, lag)``, bat.core.ahead: the first ``first`` proposals
+  depend on no result, each later one ignores the last ``lag``), so on
+  parallel compile workers the clock overlaps their compiles even when the
+  tuner evaluates one at a time; declared only where it is true (a test
+  perturbs the ignored results and checks the proposals do not change);
 - ``oracle``: the tuner needs what no real tuner has (the target's measurements, granted as
   ``problem.answer_key``; bat.core.facts declares what every other tuner may know); comparisons
   show it apart and include it only when asked (``bat compare --oracles``);
@@ -42,6 +48,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from bat.core.ahead import WAITS, RunsAhead
 from bat.core.errors import InputLimitError, TunerError
 from bat.core.hyperparams import HyperParam, tuner_kwargs
 from bat.core.limits import loads
@@ -70,6 +77,7 @@ class Tuner(ABC):
     slow: ClassVar[bool] = False
     oracle: ClassVar[bool] = False
     proposes_batches: ClassVar[bool] = False
+    runs_ahead: ClassVar[RunsAhead] = WAITS
     battery_expected_failures: ClassVar[Mapping[str, ExpectedFailure]] = {}
     #: the tunable options (bat.core.hyperparams); None: undeclared, every dataclass field is accepted
     HYPERPARAMETERS: ClassVar[tuple[HyperParam, ...] | None] = None

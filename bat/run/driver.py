@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -209,6 +209,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         "compile_workers": parallelism.compile_workers,
         "devices": parallelism.devices,
         "timeout_factor": timeout_factor,
+        "runs_ahead": asdict(tuner_obj.runs_ahead),
     }
     recorder = TraceRecorder(target.space.names, meta)
     observers: list[Any] = [recorder]
@@ -216,7 +217,7 @@ def _run(tuner_obj: Tuner, target: Target, budget: Budget, seed: int, name: str,
         observers.append(_ProgressObserver(budget, progress))
     problem = Problem(space=target.space, backend=target.backend, budget=budget, observers=observers,
                       facts=target.facts, tuner_charge_s=tuner_charge_s, parallelism=parallelism,
-                      timeout_factor=timeout_factor, draw_seed=seed)
+                      timeout_factor=timeout_factor, draw_seed=seed, runs_ahead=tuner_obj.runs_ahead)
     if tuner_obj.oracle:  # the answer key goes to a declared oracle only (bat.core.facts)
         problem.answer_key = target.dataset
     rng = np.random.default_rng(seed)

@@ -79,7 +79,8 @@ def execute(name: str, tuner: Tuner, seed: int) -> Run:
     space, backend = space_fn(), FakeBackend()
     recorder = TraceRecorder(space.names)
     problem = Problem(space=space, backend=backend, budget=budget, observers=[recorder, _ProposalCap()],
-                      facts=synthetic_facts(space), parallelism=PARALLEL if name == "parallel" else SEQUENTIAL)
+                      facts=synthetic_facts(space), parallelism=PARALLEL if name == "parallel" else SEQUENTIAL,
+                      runs_ahead=tuner.runs_ahead)
     if tuner.oracle:
         problem.answer_key = synthetic_dataset(space)
     problem.start_clock()

@@ -42,9 +42,10 @@ tested with them, not here. The checks test what only the tuner decides:
   runs of the first and fourth checks while this process makes its own;
 - ``parallel``: on a simulated machine of 4 compile workers and 2 devices
   (bat.core.schedule) it spends the whole budget of 15 evaluations; a tuner
-  that declares ``proposes_batches`` finishes sooner than the sum of its
-  charges (it kept evaluations in flight), and one that does not takes
-  exactly that sum (it kept none in flight without saying so).
+  that declares ``proposes_batches`` (or ``runs_ahead``: bat.core.ahead)
+  finishes sooner than the sum of its charges (it kept evaluations in
+  flight), and one that declares neither takes exactly that sum (it kept
+  none in flight without saying so).
 
 A tuner that cannot meet a check declares it on its class, with the
 exception type the check raises and the reason:
@@ -156,13 +157,16 @@ class Battery:
         run = self.run("parallel")
         assert run.stats.evaluated == BUDGET, (
             f"evaluated {run.stats.evaluated} configurations for a budget of {BUDGET} on {PARALLEL.describe()}")
-        if self.factory().proposes_batches:
+        tuner = self.factory()
+        if tuner.proposes_batches or tuner.runs_ahead:
+            declared = "proposes_batches" if tuner.proposes_batches else "runs_ahead"
             assert run.stats.clock_s < run.stats.cost_s, (
-                f"declares proposes_batches but gained nothing on {PARALLEL.describe()}: simulated time "
+                f"declares {declared} but gained nothing on {PARALLEL.describe()}: simulated time "
                 f"{run.stats.clock_s:g} s for {run.stats.cost_s:g} s of work (no evaluations kept in flight)")
         else:
             assert run.stats.clock_s == run.stats.cost_s, (
-                f"kept evaluations in flight on {PARALLEL.describe()} without declaring proposes_batches")
+                f"kept evaluations in flight on {PARALLEL.describe()} without declaring proposes_batches "
+                "or runs_ahead")
 
     def check_small_space(self) -> None:
         run = self.run("small")
