@@ -20,12 +20,15 @@ def keep_full(problem: Problem, proposals: Iterable[Config], on_answer: Callable
     ``timeout_factor`` goes with every proposal (bat.core.timeouts)."""
     stream = iter(proposals)
     ended, slots = False, problem.slots
+    flying = problem.in_flight  # counted here: one more per proposal submitted, one less per answer
     while True:
-        while not ended and problem.in_flight < slots and not problem.exhausted:
+        while not ended and flying < slots and not problem.exhausted:
             config = next(stream, None)
             ended = config is None or not problem.submit(config, timeout_factor=timeout_factor)
-        if not problem.in_flight:
+            flying += not ended
+        if not flying:
             return
         answer = problem.collect()
+        flying -= 1
         if on_answer is not None:
             on_answer(answer)

@@ -78,6 +78,7 @@ class InFlight(Generic[T]):
         item, key = self._items.pop(job)
         if key is not None:
             del self._running[key]
-        self._released.extend(self._followers.pop(job, ()))
+        if self._followers:
+            self._released.extend(self._followers.pop(job, ()))
         self._answered.append(self.clock.now)
         return item
