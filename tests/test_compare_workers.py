@@ -10,7 +10,8 @@ from bat.cli import main
 
 def test_compare_at_one_and_eight_compile_workers(tmp_path, capsys) -> None:
     out = tmp_path / "cmp"
-    assert main(["compare", "-t", "r=reference:random,g=reference:genetic", "-b", "pnpoly", "--gpus", "RTX_3090",
+    assert main(["compare", "-t", "r=reference:random,g=reference:genetic,o=optuna:random,c=reference:coordinate",
+                 "-b", "pnpoly", "--gpus", "RTX_3090",
                  "--budgets", "20", "--repeats", "2", "--no-plots", "--tuner-charge", "0",
                  "--compile-workers", "1,8", "-o", str(out)]) == 0
     capsys.readouterr()
@@ -18,16 +19,20 @@ def test_compare_at_one_and_eight_compile_workers(tmp_path, capsys) -> None:
     campaign = results["campaign"]
     assert campaign["compile_workers"] == [1, 8] and campaign["devices"] == 1
     assert {(t["label"], t["compile_workers"]) for t in campaign["tuners"]} == {
-        ("r@k1", 1), ("r@k8", 8), ("g@k1", 1), ("g@k8", 8)}
+        (f"{b}@k{k}", k) for b in "rgoc" for k in (1, 8)}
     target = next(iter(results["methodology"]["targets"].values()))
     windows = target["time_windows_s"]
     assert 0 < windows["8"] < windows["1"]  # random search on 8 workers spends the budget sooner
-    assert set(target["scores"]) == {"r@k1", "r@k8", "g@k1", "g@k8"}
+    assert set(target["scores"]) == {f"{b}@k{k}" for b in "rgoc" for k in (1, 8)}
     # with prefixes of one long run no longer valid on 8 workers, random search runs once per budget there
     assert campaign["budget_policy"]["r@k8"] == "one run per budget"
     summary = (out / "summary.md").read_text()
     table = summary.split("## Parallel compilation")[1].split("##")[0]
-    assert "| tuner | K = 1 | K = 8 |" in table and "| `r` |" in table and "| `g` |" in table
+    assert "| tuner | declares | K = 1 | K = 8 | change |" in table
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in table.splitlines()
+            if line.startswith("| `")}
+    assert rows == {"`r`": "proposes batches", "`g`": "proposes batches", "`o`": "runs ahead of its results",
+                    "`c`": "waits for each result"}
 
 
 def test_a_tuner_on_one_and_eight_workers_gets_the_same_seeds() -> None:

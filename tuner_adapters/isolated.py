@@ -96,7 +96,6 @@ class IsolatedTuner(Tuner):
         for name in CAPABILITIES:  # the tuner's own declarations hold for its isolated runs
             setattr(self, name, getattr(inner, name))
         self.proposes_batches = False  # over the protocol, one proposal is in flight at a time
-        self.runs_ahead = inner.runs_ahead  # ... made as the tuner makes it, ignoring the same results
         if isinstance(getattr(inner, "argv", None), list):  # exec:PROGRAM: the program itself, sandboxed
             self.argv = list(inner.argv)
             self.code = grants.exec_program(self.argv, self.spec)

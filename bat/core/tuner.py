@@ -97,12 +97,13 @@ class Tuner(ABC):
         return {}
 
     def capabilities(self) -> dict[str, bool]:
-        """The capability flags of this tuner object, by name."""
+        """The capability flags of this tuner object, by name (``runs_ahead``: whether it declares any)."""
         return {name: bool(getattr(self, name)) for name in CAPABILITIES}
 
 
 #: Capability flags every tuner declares (``Tuner.capabilities``).
-CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow", "oracle", "proposes_batches")
+CAPABILITIES = ("budget_agnostic", "needs_counters", "supports_time_budget", "slow", "oracle", "proposes_batches",
+                "runs_ahead")
 
 
 @dataclass(frozen=True)
