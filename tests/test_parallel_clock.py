@@ -29,6 +29,19 @@ def test_costs_in_parts_and_a_compile_failure_costs_its_compile_time(dataset) ->
     assert "failed to compile are charged their compile time alone" in costs.describe()
 
 
+def test_the_trace_carries_each_charge_in_its_parts(space, dataset) -> None:
+    _, trace = run(space, dataset, "reference:random", Parallelism(4, 1))
+    costs = recorded_costs(dataset.frame)
+    row = {(x, y): i for i, (x, y) in enumerate(dataset.frame[["x", "y"]].itertuples(index=False))}
+    charged = trace[trace["charged"]]
+    at = [row[x, y] for x, y in charged[["x", "y"]].itertuples(index=False)]
+    assert np.allclose(charged["compile_s"], costs.compile_s[at])
+    assert np.allclose(charged["verify_s"], costs.verify_s[at])
+    assert np.allclose(charged["cost_s"] - charged["compile_s"] - charged["verify_s"], costs.measure_s[at])
+    assert (charged["compile_s"] > 0).all() and (charged["verify_s"][charged["status"] == "ok"] > 0).all()
+    assert (trace.loc[~trace["charged"], ["compile_s", "verify_s"]] == 0).all().all()
+
+
 @pytest.mark.parametrize("tuner", ["reference:random", "reference:grid", "reference:genetic"])
 def test_one_worker_one_device_is_the_sequential_clock_exactly(space, dataset, tuner) -> None:
     problem, trace = run(space, dataset, tuner, Parallelism(1, 1))

@@ -31,7 +31,7 @@ RESERVED_NAMES = frozenset({
     "status", "objective_ms", "times_ms", "compile_ms", "benchmark_ms", "message", "registers",
     "shared_bytes", "local_bytes", "spill_stores_bytes", "spill_loads_bytes", "threads", "blocks",
     "step", "kind", "charged", "best_so_far_ms", "cost_s", "elapsed_cost_s", "tuner_s", "profiled",
-    "timeout_bound_ms", "fidelity",
+    "timeout_bound_ms", "fidelity", "compile_s", "verify_s",
 })
 
 

@@ -4,8 +4,10 @@ Every tuner's trace has the same schema (see ``TRACE_COLUMNS``), whatever the
 tuner (``elapsed_cost_s`` is the simulated clock, bat.core.schedule;
 ``timeout_bound_ms`` the bound a timed-out measurement exceeded,
 bat.core.timeouts; ``fidelity`` the share of the recorded repeats measured,
-bat.core.fidelity); it is written as Parquet with the run's metadata (tuner, seed,
-benchmark, GPU, budget, backend) under the key ``bat_trace``.
+bat.core.fidelity; ``compile_s`` and ``verify_s`` the parts of ``cost_s`` spent
+compiling and verifying, the rest measuring, bat.core.costs); it is written as
+Parquet with the run's metadata (tuner, seed, benchmark, GPU, budget, backend)
+under the key ``bat_trace``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ TRACE_COLUMNS: tuple[str, ...] = (
     "profiled",
     "timeout_bound_ms",
     "fidelity",
+    "compile_s",
+    "verify_s",
 )
 
 
@@ -55,6 +59,7 @@ class TraceRecorder:
     def on_result(self, event: Event) -> None:
         r = event.result
         row = {p: r.config[p] for p in self.parameters}
+        parted = event.charged or event.kind == "partial"  # a profiled re-run is device time alone
         row.update(
             step=event.step,
             kind=event.kind,
@@ -62,13 +67,15 @@ class TraceRecorder:
             status=r.status.value,
             objective_ms=r.objective_ms if r.objective_ms is not None else float("nan"),
             best_so_far_ms=event.best_so_far_ms if event.best_so_far_ms is not None else float("nan"),
-            cost_s=r.cost_s if event.charged or event.kind == "partial" else (
+            cost_s=r.cost_s if parted else (
                 profile_cost_s(r) if event.kind == "profile" else 0.0),
             elapsed_cost_s=event.elapsed_cost_s,
             tuner_s=event.tuner_s,
             profiled=event.profiled,
             timeout_bound_ms=r.extra.get(BOUND_KEY, float("nan")) if r.status is Status.TIMEOUT else float("nan"),
             fidelity=r.extra.get(FIDELITY_KEY, 1.0),
+            compile_s=r.compile_s if parted else 0.0,
+            verify_s=r.verify_s if parted else 0.0,
         )
         self._rows.append(row)
 
