@@ -8,7 +8,9 @@ configurations: today's Problem one at a time on one compile worker and one
 device (``evaluate``), one at a time with proposals that run ahead of their
 results on 8 workers (``runs_ahead``, bat.core.ahead), and on 8 workers with
 the slots kept full (``submit``/``collect``, bat.core.batches); and the
-schedule by itself (jobs through ``Schedule.submit``/``next`` alone).
+simulator by itself: the bookkeeping of answers in flight with the schedule
+under it (``InFlight.add``/``take``), and the schedule alone (jobs through
+``Schedule.submit``/``next``).
 
 Robust to a loaded machine: each run is timed in CPU time of this process
 (``time.process_time``: time other processes take from the CPU is not
@@ -42,8 +44,9 @@ import numpy as np
 
 from bat.core.ahead import ALWAYS, RunsAhead
 from bat.core.batches import keep_full
+from bat.core.flight import InFlight
 from bat.core.problem import Budget, Problem
-from bat.core.schedule import Parallelism, Schedule
+from bat.core.schedule import SEQUENTIAL, Parallelism, Schedule
 from bat.run.targets import Target, replay_target
 
 #: the last commit before the simulated clock
@@ -104,6 +107,17 @@ def clock_alone(n: int, par: Parallelism) -> float:
     return time.process_time() - start
 
 
+def flight_alone(n: int) -> float:
+    """The Problem's bookkeeping of answers in flight with the schedule under it (bat.core.flight), one at a time."""
+    flight: InFlight[int] = InFlight(SEQUENTIAL)
+    gc.collect()
+    start = time.process_time()
+    for job in range(n):
+        flight.add(job, job, measures=True, compile_s=0.5, device_s=0.25, total_s=0.75)
+        flight.take()
+    return time.process_time() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evals", type=int, default=5000)
@@ -125,6 +139,7 @@ def main() -> None:
             lambda: Problem(**common(), parallelism=Parallelism(8, 1), runs_ahead=RunsAhead(first=ALWAYS)), todo),
         "clock, 8 workers 1 device, slots kept full": lambda: batched(
             lambda: Problem(**common(), parallelism=Parallelism(8, 1)), todo),
+        "answers in flight and the schedule alone, one at a time": lambda: flight_alone(len(todo)),
         "the schedule alone, 1 worker 1 device": lambda: clock_alone(len(todo), Parallelism(1, 1)),
         "the schedule alone, 8 workers 1 device": lambda: clock_alone(len(todo), Parallelism(8, 1)),
     }
