@@ -95,3 +95,19 @@ def test_a_noise_mode_on_data_without_repeats_is_refused(mode):
     with pytest.raises(DatasetError, match="nothing to draw from"):
         ReplayBackend(ds).with_noise(mode, 1)
     assert "fewer than two" not in ReplayBackend(ds).describe()
+
+
+def test_bat_run_shows_where_the_charges_fall_back(tmp_path, capsys):
+    import json
+
+    from bat.cli import main
+
+    args = ["run", "-t", "reference:random", "-b", "coulomb", "-n", "5", "--tuner-charge", "0"]
+    assert main([*args, "-o", str(tmp_path / "a.parquet")]) == 0
+    assert "simulated time: each evaluation is charged" in capsys.readouterr().out
+    assert main([*args, "-o", str(tmp_path / "b.parquet"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "falls back" in doc["simulated_time"] and doc["timeout_factor"] is None
+    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "5", "--tuner-charge", "0", "--json",
+                 "-o", str(tmp_path / "c.parquet")]) == 0
+    assert "falls back" not in json.loads(capsys.readouterr().out)["simulated_time"]

@@ -166,12 +166,14 @@ def report(result: RunResult, target: Target) -> None:
     if (workers, devices) != (1, 1):
         say("on {} compile workers and {} devices; the work charged adds up to {:.1f} s", workers, devices,
             result.cost_s)
+    charges = None  # what each evaluation is charged, and where that falls back (bat.core.costs)
     if target.dataset is not None:
         from bat.core.costs import recorded_costs
 
         costs = recorded_costs(target.dataset.frame)
+        charges = costs.describe()
         if costs.falls_back:
-            say("simulated time: {}", costs.describe())
+            say("simulated time: {}", charges)
     say("trace: {}", result.trace_path)
     document({"tuner": result.tuner, "benchmark": result.benchmark, "gpu": result.gpu, "backend": result.backend,
               "seed": result.seed, "dataset": str(target.dataset_path) if target.dataset_path else None,
@@ -179,6 +181,7 @@ def report(result: RunResult, target: Target) -> None:
               "evaluations": result.evaluated, "failed": result.failed, "rejected": result.rejected,
               "invalid_rate": result.invalid_rate, "repeats": result.repeated, "tuner_s": result.tuner_s,
               "cost_s": result.cost_s, "clock_s": result.clock_s, "compile_workers": workers, "devices": devices,
+              "timeout_factor": result.trace_meta["timeout_factor"], "simulated_time": charges,
               "warning": str(warning) if warning else None,
               "refused_after_return": result.after_close,
               "processes_left": tuner_report.get("processes_left", []),
