@@ -219,7 +219,8 @@ def proposals(space, backend, tuner: str, n: int) -> list[tuple]:
     return list(map(tuple, rec.frame()[["x", "y"]].to_numpy()))
 
 
-DECLARING = ["optuna", "optuna:random", "kernel_tuner:random_sample", "kernel_tuner:brute_force"]
+DECLARING = ["optuna", "optuna:random", "kernel_tuner:random_sample", "kernel_tuner:brute_force",
+             pytest.param("reference:random_forest", marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("tuner", DECLARING)

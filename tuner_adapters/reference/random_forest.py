@@ -9,6 +9,8 @@ evaluated and the next ``top_k`` follow, until the budget is spent (the
 sample-size study evaluated one batch of 10; iterating spends any budget).
 Candidates are all valid configurations when there are at most
 ``max_candidates``, otherwise that many drawn at random for each batch.
+The initial sample is drawn before any result is known, so those proposals
+run ahead of their results (``runs_ahead``, bat.core.ahead).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bat.core.ahead import RunsAhead
 from bat.core.errors import MissingDependencyError
 from bat.core.hyperparams import HyperParam
 from bat.core.problem import Problem
@@ -41,6 +44,11 @@ class RandomForestSearch(Tuner):
         HyperParam("n_trees", "int", 100, 10, 300, log=True, doc="trees of the forest"),
         HyperParam("max_candidates", "int", 1 << 16, 1 << 10, 1 << 18, log=True, doc="predicted per fit"),
     )
+
+    @property
+    def runs_ahead(self) -> RunsAhead:  # type: ignore[override]
+        """The ``n_initial`` random samples depend on no result."""
+        return RunsAhead(first=self.n_initial)
 
     def __post_init__(self) -> None:
         for name in ("n_initial", "top_k", "n_trees", "max_candidates"):
