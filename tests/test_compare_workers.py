@@ -50,3 +50,15 @@ def test_compare_refuses_zero_workers(tmp_path, capsys) -> None:
     assert main(["compare", "-t", "reference:random", "-b", "pnpoly", "--compile-workers", "1,0",
                  "-o", str(tmp_path / "c")]) == 2
     assert "1 to 4096" in capsys.readouterr().err
+
+
+def test_a_run_on_several_workers_is_made_again_when_the_clock_changes(monkeypatch) -> None:
+    import bat.analysis.compare.campaign as campaign_module
+
+    spec = TunerSpec("r", "reference:random")
+    c = Campaign(tuners=(spec.at_workers(1, True), spec.at_workers(8, True)), targets=(("pnpoly", "RTX_3090"),),
+                 budgets=(10,), repeats=1)
+    before = {r.tuner.compile_workers: r.run_id for r in c.runs()}
+    monkeypatch.setattr(campaign_module, "CLOCK_REVISION", campaign_module.CLOCK_REVISION + 1)
+    after = {r.tuner.compile_workers: r.run_id for r in c.runs()}
+    assert after[1] == before[1] and after[8] != before[8]  # the sequential clock's runs keep their ids

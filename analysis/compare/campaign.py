@@ -33,6 +33,7 @@ import numpy as np
 
 from bat.core.errors import BatError
 from bat.core.limits import MAX_BUDGET, MAX_CAMPAIGN_RUNS
+from bat.core.schedule import CLOCK_REVISION
 from bat.core.timeouts import check_factor
 from bat.core.tuner import Tuner
 from bat.registry import make_tuner
@@ -147,7 +148,9 @@ class RunSpec:
 
         ``dataset``, ``noise``, the tuner's ``options`` and ``compile_workers``, ``tuner_charge_s``, ``isolate``,
         ``prior``, ``devices`` and ``timeout_factor`` enter the key only when they are not their defaults, so
-        runs stored before those options existed keep their ids.
+        runs stored before those options existed keep their ids. A run on more than one compile worker or
+        device also holds the clock's revision (bat.core.schedule.CLOCK_REVISION), so one stored before a
+        change of the parallel clock is run again.
         """
         fields = asdict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
@@ -160,6 +163,8 @@ class RunSpec:
             del fields["tuner"]["compile_workers"]
         if fields["devices"] == 1:
             del fields["devices"]
+        if "compile_workers" in fields["tuner"] or "devices" in fields:
+            fields["clock"] = CLOCK_REVISION
         for name in ("tuner_charge_s", "isolate", "prior", "timeout_factor"):
             if not fields[name]:
                 del fields[name]

@@ -37,6 +37,9 @@ from dataclasses import dataclass
 
 #: The most compile workers or devices a run may simulate.
 MAX_WORKERS = 4096
+#: Changes when the clock on several workers or devices gives other times for the same run (stored runs are
+#: then made again): 2 since proposals may run ahead of their results (bat.core.ahead).
+CLOCK_REVISION = 2
 
 
 @dataclass(frozen=True)
