@@ -10,15 +10,18 @@ its own layer and the ones its rule allows, nothing else:
 - formats (``bat/formats``): other tools' files (T1, Kernel Tuner, T4, KTT);
 - toolchain (``bat/toolchain``): NVRTC, compile pools, ptxas parsing, ncu;
 - backends (``bat/backends``): replay, command, live, emulated;
-- registry (``bat/registry``): tuners, backends and datasets by name;
+- registry (``bat/registry.py``): tuners, backends and datasets by name;
+- data (``bat/data``): the data checks of a dataset against its peers;
 - testing (``bat/testing``): the tuner battery;
 - protocol (``bat/protocol``): the ask/tell protocol, its server and clients;
 - run (``bat/run``): targets, the run driver (which checks a replayed
-  dataset with the analyses' data checks), recording;
+  dataset with the data checks), recording;
+- campaign (``bat/campaign``): the campaign engine (design, execution on
+  pools or Dask, the run store), on the run wiring;
 - tuner_adapters, benchmarks, analysis (``bat.<name>``, mapped by
-  pyproject.toml from the top-level folders of the same name); the campaign engine (``bat/analysis/compare``)
-  also uses the run wiring, and the hypertune (``bat/analysis/hypertune``)
-  runs campaigns;
+  pyproject.toml from the top-level folders of the same name); the comparison
+  (``bat/analysis/compare``) and the hypertune (``bat/analysis/hypertune``)
+  run campaigns;
 - leaderboard (``bat/leaderboard``): the signed site of ``bat leaderboard``,
   drawn from compare results with the analyses' figure style;
 - cli and the public facade (``bat/__init__``): anything.
@@ -54,14 +57,16 @@ ALLOWED: dict[str, frozenset[str]] = {
     "toolchain": frozenset({"core", "toolchain"}),
     "backends": frozenset({"core", "toolchain", "backends"}),
     "registry": frozenset({"core", "registry"}),
+    "data": frozenset({"core", "registry", "data"}),
     "testing": frozenset({"core", "registry", "testing"}),  # registry: an exploit loads data by name
     "protocol": frozenset({"core", "registry", "protocol"}),
-    "run": frozenset({"core", "toolchain", "backends", "registry", "analysis", "run"}),
+    "run": frozenset({"core", "toolchain", "backends", "registry", "data", "run"}),
+    "campaign": frozenset({"core", "registry", "run", "campaign"}),
     "tuner_adapters": frozenset({"core", "registry", "protocol", "tuner_adapters"}),
     "benchmarks": frozenset({"core", "benchmarks"}),
-    "analysis": frozenset({"core", "registry", "analysis"}),
-    "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
-    "analysis/hypertune": frozenset({"core", "registry", "run", "analysis", "analysis/compare",
+    "analysis": frozenset({"core", "registry", "data", "analysis"}),
+    "analysis/compare": frozenset({"core", "registry", "data", "run", "campaign", "analysis", "analysis/compare"}),
+    "analysis/hypertune": frozenset({"core", "registry", "run", "campaign", "analysis", "analysis/compare",
                                      "analysis/hypertune"}),
     "leaderboard": frozenset({"core", "registry", "analysis", "leaderboard"}),
 }
@@ -74,11 +79,13 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "core": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "formats": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "registry": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
+    "data": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "testing": ANALYSIS | DEVICE | {"typer", "click"},
     "protocol": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "toolchain": TUNING | ANALYSIS,
     "backends": TUNING | ANALYSIS,
     "run": TUNING | ANALYSIS,
+    "campaign": TUNING | DEVICE | {"typer", "click", "scipy", "matplotlib", "networkx", "catboost"},
     "benchmarks": TUNING | ANALYSIS | DEVICE,
     "analysis": TUNING - {"sklearn"} | DEVICE,
     "analysis/hypertune": TUNING - {"sklearn"} | DEVICE,
@@ -162,7 +169,7 @@ def edges(tmp_path_factory) -> list[tuple[str, str]]:
 def test_every_module_is_in_a_layer_folder(edges) -> None:
     ours = {m for m, _ in edges} | {i for _, i in edges if layer_of(i)}
     assert sorted(m for m in ours if layer_of(m) not in LAYERS) == []
-    assert {"bat.core.space", "bat.backends.replay", "bat.run.driver", "bat.analysis.compare.campaign"} <= ours
+    assert {"bat.core.space", "bat.backends.replay", "bat.run.driver", "bat.campaign.design"} <= ours
 
 
 def test_the_mapped_folders_are_the_top_level_folders() -> None:

@@ -2,7 +2,7 @@
 
 ``run_tuner`` is what ``bat run``, ``bat compare`` and a notebook call, with
 the same behaviour: given a target (bat.run.targets), it checks a replayed
-dataset (bat.analysis.checks), builds the Problem with a trace recorder
+dataset (bat.data.checks), builds the Problem with a trace recorder
 attached, runs the tuner with a seeded generator, writes the trace where
 asked (a path, or ``"auto"``: a name in the data folder holding everything
 that tells runs apart, numbered when taken; an existing file is replaced only
@@ -35,7 +35,7 @@ from bat.run.recording.run_journal import JournalledBackend, RunCheckpoint, jour
 from bat.run.targets import Target
 
 if TYPE_CHECKING:
-    from bat.analysis.checks import DataCheck
+    from bat.data.checks import DataCheck
 
 #: ``out="auto"``: the trace goes to the data folder under a name that tells runs apart (bat.run.naming)
 AUTO = "auto"
@@ -160,7 +160,7 @@ def _check(target: Target, note: Callable[[str], None]) -> DataCheck | None:
     """The data check of a replayed dataset; a flag is noted."""
     if target.dataset is None:
         return None
-    from bat.analysis.checks import check_dataset, registry_peers
+    from bat.data.checks import check_dataset, registry_peers
 
     checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
     if checked.flagged:

@@ -54,9 +54,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.analysis.compare.campaign import Campaign, RunSpec
-from bat.analysis.compare.forked import fork_is_safe
-from bat.analysis.compare.store import FILE_NAME, Encoded, RunRecord, RunStore
+from bat.campaign.design import Campaign, RunSpec
+from bat.campaign.forked import fork_is_safe
+from bat.campaign.store import FILE_NAME, Encoded, RunRecord, RunStore
 from bat.core.errors import DatasetError, MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
