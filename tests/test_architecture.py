@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import networkx as nx
 import pytest
+from import_contracts import lint_imports
 from package_map import ROOT, declared_packages, folder_of, folders_with_files, modules, package_dirs, static_tree
 from test_repository import tracked_files
 
@@ -247,6 +249,29 @@ def test_the_rules_flag_cycles() -> None:
     assert ["bat.registry", "bat.tuner_adapters.catalogue"] in found
     assert ["bat.backends.live.backend", "bat.run.recording.live"] in found
     assert ["bat.core.benchmark", "bat.core.commandspec"] in found
+
+
+def test_the_import_contracts_hold(tmp_path) -> None:
+    """pyproject.toml's import-linter contracts (the layer order) are kept by the repository as it is."""
+    result = lint_imports(static_tree(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout
+
+
+def test_the_import_contracts_fail_on_a_wrong_edge(tmp_path) -> None:
+    """An upward import (the data checks importing an analysis, as they once did) and a package placed in no
+    layer each break a contract; the tree is a copy, the repository is not touched."""
+    tree = static_tree(tmp_path)
+    data = tree / "bat" / "data"
+    data.unlink()
+    shutil.copytree(ROOT / "bat" / "data", data, ignore=shutil.ignore_patterns("__pycache__"))
+    (data / "wrong.py").write_text('"""An upward edge."""\nfrom bat.analysis.noise import noise_set\n')
+    (tree / "bat" / "stray").mkdir()
+    (tree / "bat" / "stray" / "__init__.py").write_text('"""A package in no layer."""\n')
+    result = lint_imports(tree)
+    assert result.returncode == 1
+    assert "bat.data.wrong -> bat.analysis.noise" in result.stdout
+    assert "bat.stray" in result.stdout and "2 kept, 1 broken" in result.stdout
 
 
 def command_bodies() -> dict[str, int]:
