@@ -143,17 +143,18 @@ def execute_run(spec: RunSpec) -> RunRecord:
 
 def _budget_result(trace: pd.DataFrame, params: list[str], budget: int, target: Target,
                    spec: RunSpec, best_known: float | None) -> dict[str, Any]:
-    charged = trace[trace["charged"].astype(bool)].head(budget)
-    ok = charged[charged["status"] == "ok"]
+    charged = np.flatnonzero(trace["charged"].to_numpy(dtype=bool))[:budget]  # positions, on numpy: per run
+    ok = charged[trace["status"].to_numpy()[charged] == "ok"]
     out: dict[str, Any] = {"evaluations": len(charged), "best_ms": None, "config": None,
                            "rel_perf": 0.0, "remeasured_ms": None, "rel_perf_remeasured": None}
-    if ok.empty or best_known is None:
+    if len(ok) == 0 or best_known is None:
         if spec.remeasure:
             out["rel_perf_remeasured"] = 0.0
         return out
-    row = ok.loc[ok["objective_ms"].idxmin()]
-    config = {p: _plain(row[p]) for p in params}
-    best = float(row["objective_ms"])
+    objective = trace["objective_ms"].to_numpy(dtype=float)
+    row = int(ok[np.nanargmin(objective[ok])])  # the first of the best, as pandas' idxmin
+    config = {p: _plain(trace[p].iat[row]) for p in params}
+    best = float(objective[row])
     if spec.noise != "none" and target.dataset is not None:
         # the tuner chose by a noisy observation; the run is judged by the recorded objective
         out["observed_ms"] = best
