@@ -17,7 +17,7 @@ the campaign's harness cost per run <= 20 ms; the campaign's wall per run <= 1.1
 path, so that it is no floor and every run has a prior; every GPU held out, 50 evaluations, 10 repeats)
 through ``run_specs``, against a plain comparison of the same runs without their prior. Target: <= 1.1 x.
 
-``scaling`` (``--workers``, e.g. ``1,2,dask``): a campaign of five reference tuners on pnpoly, budget 50,
+``scaling`` (``--workers``, e.g. ``1,2,dask``): a campaign of five tuners (``SCALING_TUNERS``) on pnpoly, budget 50,
 ``--scaling-repeats`` repeats (10: 50 runs; 40: 200), with 1 worker, 2 workers and a ``distributed.LocalCluster``
 of 2 worker processes (its start not timed): wall seconds and the ratio to 1 worker, with the CPU seconds of this
 process and of its reaped children. On a loaded machine the ratios are the CPU share the scheduler gave, not the
@@ -60,8 +60,9 @@ except ImportError:
 
 BUDGET = 50
 TARGET = ("pnpoly", "RTX_3090")
-SCALING_TUNERS = ("reference:random", "reference:genetic", "reference:nelder_mead", "reference:shrinking_sample",
-                  "reference:coordinate")
+#: the scaling campaign's tuners: two libraries' (TPE, Kernel Tuner's GA) and three of ours, as a CI campaign has
+SCALING_TUNERS = ("optuna", "kernel_tuner:genetic_algorithm", "reference:genetic", "reference:random",
+                  "reference:nelder_mead")
 
 
 def fresh() -> None:
