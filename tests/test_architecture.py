@@ -63,7 +63,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "testing": frozenset({"core", "registry", "testing"}),  # registry: an exploit loads data by name
     "protocol": frozenset({"core", "registry", "protocol"}),
     "run": frozenset({"core", "toolchain", "backends", "registry", "data", "run"}),
-    "campaign": frozenset({"core", "registry", "run", "campaign"}),
+    "campaign": frozenset({"core", "registry", "data", "run", "campaign"}),
     "tuner_adapters": frozenset({"core", "registry", "protocol", "tuner_adapters"}),
     "benchmarks": frozenset({"core", "benchmarks"}),
     "analysis": frozenset({"core", "registry", "data", "analysis"}),
