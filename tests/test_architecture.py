@@ -41,6 +41,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import networkx as nx
@@ -272,6 +273,23 @@ def test_the_import_contracts_fail_on_a_wrong_edge(tmp_path) -> None:
     assert result.returncode == 1
     assert "bat.data.wrong -> bat.analysis.noise" in result.stdout
     assert "bat.stray" in result.stdout and "2 kept, 1 broken" in result.stdout
+
+
+def contract_layers() -> list[set[str]]:
+    """The layers of pyproject.toml's first import-linter contract (bat's layers), highest first."""
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return [{name.strip() for name in line.replace(":", "|").split("|")} for line in contract["contracts"][0]["layers"]]
+
+
+def test_the_contract_and_the_table_agree() -> None:
+    """Every layer of the table is in the contract, and the table lets a layer use only layers the contract puts
+    below it: the two statements of the layering cannot drift apart."""
+    order = contract_layers()
+    level = {name: i for i, names in enumerate(order) for name in names}
+    top = {layer for layer in ALLOWED if "/" not in layer}
+    assert set(level) == top | {"cli"}
+    upward = [(layer, used) for layer in top for used in ALLOWED[layer] - {layer} if level[used] <= level[layer]]
+    assert upward == []
 
 
 def command_bodies() -> dict[str, int]:
