@@ -11,6 +11,7 @@ import bat.data.checks as checks
 from bat.campaign import execute
 from bat.campaign.design import Campaign, TunerSpec
 from bat.campaign.execute import run_campaign
+from bat.campaign.forked import fork_is_safe
 from bat.core.problem import Budget
 from bat.data.checks import DataCheck, Finding
 from bat.run.driver import run_tuner
@@ -49,11 +50,16 @@ def test_a_campaign_in_process_checks_each_target_once(counted: Path, tmp_path: 
 
 
 def test_pool_workers_inherit_the_driver_s_checks(counted: Path, tmp_path: Path) -> None:
-    """The driver checks each target before it forks its workers: no worker checks again."""
+    """The driver checks each target before it forks its workers: no worker checks again. (Where this process may
+    not fork, its workers are spawned, and each checks a target at most once.)"""
     c = Campaign(tuners=(RANDOM,), targets=TARGETS, budgets=(6,), repeats=4)
+    forks = fork_is_safe()
     done = run_campaign(c, tmp_path / "out", workers=2)
     assert done.executed == 8
-    assert sorted(made(counted)) == sorted(f"{os.getpid()} {b}" for b, _ in TARGETS)
+    lines = made(counted)
+    assert len(lines) == len(set(lines))
+    if forks:
+        assert sorted(lines) == sorted(f"{os.getpid()} {b}" for b, _ in TARGETS)
 
 
 def test_a_check_given_to_a_run_is_used_and_its_flags_noted(counted: Path) -> None:
