@@ -51,7 +51,7 @@ def test_a_campaign_in_process_checks_each_target_once(counted: Path, tmp_path: 
 
 def test_pool_workers_inherit_the_driver_s_checks(counted: Path, tmp_path: Path) -> None:
     """The driver checks each target before it forks its workers: no worker checks again. (Where this process may
-    not fork, its workers are spawned, and each checks a target at most once.)"""
+    not fork, the workers are spawned without this test's counting: it sees only that nothing is checked twice.)"""
     c = Campaign(tuners=(RANDOM,), targets=TARGETS, budgets=(6,), repeats=4)
     forks = fork_is_safe()
     done = run_campaign(c, tmp_path / "out", workers=2)
