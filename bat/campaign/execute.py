@@ -110,13 +110,13 @@ def data_check(benchmark: str, gpu: str, backend: str = "replay", dataset: str =
 def execute_run(spec: RunSpec) -> RunRecord:
     """Run ``spec`` and summarise it per budget (see the module docstring)."""
     target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset, spec.prior)
-    checked = data_check(spec.benchmark, spec.gpu, spec.backend, spec.dataset)
+    checked = data_check(spec.benchmark, spec.gpu, spec.backend, spec.dataset)  # None: no dataset to check
     if spec.noise != "none":  # this run's own noise draws, seeded by the run's seed
         target = replace(target, backend=target.backend.with_noise(spec.noise, spec.seed))
     start, cpu = time.perf_counter(), time.process_time()
     tuner = spec.tuner.spec if spec.isolate else spec.tuner.build()  # isolated: built in its own process
     result = run_tuner(tuner, target, budget=Budget(max_evals=spec.max_budget), seed=spec.seed,
-                       check_data=checked is not None, data_check=checked, tuner_name=spec.tuner.label,
+                       data_check=checked, tuner_name=spec.tuner.label,
                        tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
                        parallelism=Parallelism(spec.tuner.compile_workers, spec.devices),
                        timeout_factor=spec.timeout_factor)
