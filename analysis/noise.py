@@ -21,13 +21,13 @@ n is the smallest with P >= 0.5 and the expectation is (N + 1) / (m + 1).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from bat.core.dataset import Dataset, Status
 from bat.core.errors import DatasetError
+from bat.data.repeats import repeat_groups
 
 TEST = "one-sided Mann-Whitney U (scipy, method auto) of each configuration's repeats against the best one's"
 
@@ -66,14 +66,6 @@ class NoiseSet:
                 "n_valid": self.n_valid, "best_ms": self.best_ms, "slowest_ms": self.slowest_ms,
                 "slowest_over_best": self.slowest_ms / self.best_ms, "median_cv_of_repeats": self.median_cv,
                 "random_search_evaluations_to_hit": hit, "note": self.note}
-
-
-def repeat_groups(times: np.ndarray, rows: np.ndarray, minimum: int = 1) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(rows, repeats matrix) per repeat count among ``rows`` of a ``times_ms`` column (at least ``minimum``)."""
-    counts = np.fromiter((len(times[i]) for i in rows), dtype=int, count=len(rows))
-    for k in np.unique(counts[counts >= minimum]):
-        group = rows[counts == k]
-        yield group, np.stack([np.asarray(times[i], dtype=float) for i in group])
 
 
 def noise_set(dataset: Dataset, alpha: float = 0.05) -> NoiseSet:

@@ -25,7 +25,6 @@ from bat.analysis.centrality import (
     missing_count,
     proportion_of_centrality,
 )
-from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
 from bat.analysis.data import BenchmarkData, ok_times
 from bat.analysis.distribution import distribution
 from bat.analysis.ffg import NEIGHBOURHOODS
@@ -43,6 +42,7 @@ from bat.analysis.surrogate import surrogate_fitness
 from bat.core import quarantine
 from bat.core.atomic import write_text
 from bat.core.errors import UnknownNameError
+from bat.data.checks import check_dataset, merge_peers, peers_of, registry_peers
 
 Progress = Callable[[str, float], None]
 TARGETS = {"90": 0.90, "95": 0.95}

@@ -1,6 +1,6 @@
 """The Markdown of ``bat analyze``: every number of results.json a reader needs, with its definition.
 
-A dataset flagged by the data checks (``bat.analysis.checks``) is marked
+A dataset flagged by the data checks (``bat.data.checks``) is marked
 wherever it appears (tables and lists), and the reasons are listed once.
 Settings, sizes and portability are tables; a GPU is named as in the figures
 (its name, from the dataset) everywhere; text from data goes into a table

@@ -55,7 +55,7 @@ _EXPORTS: dict[str, str] = {
     "permutation_importance": "bat.analysis.importance", "reduced_parameters": "bat.analysis.importance",
     "ModelSettings": "bat.analysis.model", "size_row": "bat.analysis.sizes",
     "portability_matrix": "bat.analysis.portability",
-    "check_dataset": "bat.analysis.checks", "noise_set": "bat.analysis.noise",
+    "check_dataset": "bat.data.checks", "noise_set": "bat.analysis.noise",
     "target_baseline": "bat.analysis.score", "run_curve": "bat.analysis.score", "score_runs": "bat.analysis.score",
     # figures
     "distribution_figure": "bat.analysis.plots", "speedup_figure": "bat.analysis.plots",

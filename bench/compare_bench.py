@@ -21,8 +21,8 @@ import platform
 import tempfile
 import time
 
-from bat.analysis.compare.campaign import Campaign, TunerSpec
-from bat.analysis.compare.execute import run_campaign
+from bat.campaign.design import Campaign, TunerSpec
+from bat.campaign.execute import run_campaign
 
 TUNERS = ("reference:random", "reference:genetic", "reference:nelder_mead", "reference:shrinking_sample",
           "kernel_tuner:genetic_algorithm")

@@ -26,7 +26,7 @@ wall over the 2-worker wall.
 The code measured is whatever ``bat`` imports: to measure another checkout
 (e.g. the commit before a change) put it first on ``PYTHONPATH``; the
 script uses only what both versions have (``bat.cli.main``,
-``bat.analysis.compare.execute.execute_run``).
+``bat.campaign.execute.execute_run``).
 
 Usage: ``python bench/reference_campaign.py [--budgets 25,50,100] [--repeats 2] [--modes 1,2,dask]``.
 Run it with a bytecode cache (unset PYTHONDONTWRITEBYTECODE; set PYTHONPYCACHEPREFIX).
@@ -70,7 +70,7 @@ def _rss_peak_mib() -> float:
 
 
 def child(mode: str, budgets: str, repeats: int) -> None:
-    import bat.analysis.compare.execute as execute
+    import bat.campaign.execute as execute
     from bat.cli import main
 
     per_tuner: dict[str, dict[str, float]] = collections.defaultdict(lambda: collections.Counter())

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bat.analysis.checks import Peer, best_time, check_dataset, registry_peers
 from bat.analysis.noise import noise_set
 from bat.cli import main
 from bat.core.dataset import Dataset, DatasetMeta, make_frame
 from bat.core.spacefile import space_from_dict
+from bat.data.checks import Peer, best_time, check_dataset, registry_peers
 from bat.registry import find_dataset
 
 SPACE = space_from_dict({"name": "toy", "parameters": [{"name": "x", "values": [1, 2, 3, 4, 5, 6]}],

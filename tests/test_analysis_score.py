@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from bat.analysis.compare.assess import analyse
-from bat.analysis.compare.campaign import Campaign, TunerSpec
-from bat.analysis.compare.execute import run_campaign
 from bat.analysis.compare.report import write_outputs
 from bat.analysis.ecdf import Ladder, ecdf, random_ecdf_evaluations
 from bat.analysis.score import RunCurve, run_curve, score_runs, target_baseline
+from bat.campaign.design import Campaign, TunerSpec
+from bat.campaign.execute import run_campaign
 from bat.core.dataset import Dataset, DatasetMeta, make_frame
 from bat.core.spacefile import space_from_dict
 

@@ -10,15 +10,18 @@ its own layer and the ones its rule allows, nothing else:
 - formats (``bat/formats``): other tools' files (T1, Kernel Tuner, T4, KTT);
 - toolchain (``bat/toolchain``): NVRTC, compile pools, ptxas parsing, ncu;
 - backends (``bat/backends``): replay, command, live, emulated;
-- registry (``bat/registry``): tuners, backends and datasets by name;
+- registry (``bat/registry.py``): tuners, backends and datasets by name;
+- data (``bat/data``): the data checks of a dataset against its peers;
 - testing (``bat/testing``): the tuner battery;
 - protocol (``bat/protocol``): the ask/tell protocol, its server and clients;
 - run (``bat/run``): targets, the run driver (which checks a replayed
-  dataset with the analyses' data checks), recording;
+  dataset with the data checks), recording;
+- campaign (``bat/campaign``): the campaign engine (design, execution on
+  pools or Dask, the run store), on the run wiring;
 - tuner_adapters, benchmarks, analysis (``bat.<name>``, mapped by
-  pyproject.toml from the top-level folders of the same name); the campaign engine (``bat/analysis/compare``)
-  also uses the run wiring, and the hypertune (``bat/analysis/hypertune``)
-  runs campaigns;
+  pyproject.toml from the top-level folders of the same name); the comparison
+  (``bat/analysis/compare``) and the hypertune (``bat/analysis/hypertune``)
+  run campaigns;
 - leaderboard (``bat/leaderboard``): the signed site of ``bat leaderboard``,
   drawn from compare results with the analyses' figure style;
 - cli and the public facade (``bat/__init__``): anything.
@@ -35,12 +38,15 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import networkx as nx
 import pytest
+from import_contracts import lint_imports
 from package_map import ROOT, declared_packages, folder_of, folders_with_files, modules, package_dirs, static_tree
 from test_repository import tracked_files
 
@@ -54,14 +60,16 @@ ALLOWED: dict[str, frozenset[str]] = {
     "toolchain": frozenset({"core", "toolchain"}),
     "backends": frozenset({"core", "toolchain", "backends"}),
     "registry": frozenset({"core", "registry"}),
+    "data": frozenset({"core", "registry", "data"}),
     "testing": frozenset({"core", "registry", "testing"}),  # registry: an exploit loads data by name
     "protocol": frozenset({"core", "registry", "protocol"}),
-    "run": frozenset({"core", "toolchain", "backends", "registry", "analysis", "run"}),
+    "run": frozenset({"core", "toolchain", "backends", "registry", "data", "run"}),
+    "campaign": frozenset({"core", "registry", "data", "run", "campaign"}),
     "tuner_adapters": frozenset({"core", "registry", "protocol", "tuner_adapters"}),
     "benchmarks": frozenset({"core", "benchmarks"}),
-    "analysis": frozenset({"core", "registry", "analysis"}),
-    "analysis/compare": frozenset({"core", "registry", "run", "analysis", "analysis/compare"}),
-    "analysis/hypertune": frozenset({"core", "registry", "run", "analysis", "analysis/compare",
+    "analysis": frozenset({"core", "registry", "data", "analysis"}),
+    "analysis/compare": frozenset({"core", "registry", "data", "run", "campaign", "analysis", "analysis/compare"}),
+    "analysis/hypertune": frozenset({"core", "registry", "run", "campaign", "analysis", "analysis/compare",
                                      "analysis/hypertune"}),
     "leaderboard": frozenset({"core", "registry", "analysis", "leaderboard"}),
 }
@@ -74,11 +82,13 @@ FORBIDDEN_EXTERNAL: dict[str, frozenset[str]] = {
     "core": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "formats": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "registry": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
+    "data": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "testing": ANALYSIS | DEVICE | {"typer", "click"},
     "protocol": TUNING | ANALYSIS | DEVICE | {"typer", "click"},
     "toolchain": TUNING | ANALYSIS,
     "backends": TUNING | ANALYSIS,
     "run": TUNING | ANALYSIS,
+    "campaign": TUNING | DEVICE | {"typer", "click", "scipy", "matplotlib", "networkx", "catboost"},
     "benchmarks": TUNING | ANALYSIS | DEVICE,
     "analysis": TUNING - {"sklearn"} | DEVICE,
     "analysis/hypertune": TUNING - {"sklearn"} | DEVICE,
@@ -162,7 +172,7 @@ def edges(tmp_path_factory) -> list[tuple[str, str]]:
 def test_every_module_is_in_a_layer_folder(edges) -> None:
     ours = {m for m, _ in edges} | {i for _, i in edges if layer_of(i)}
     assert sorted(m for m in ours if layer_of(m) not in LAYERS) == []
-    assert {"bat.core.space", "bat.backends.replay", "bat.run.driver", "bat.analysis.compare.campaign"} <= ours
+    assert {"bat.core.space", "bat.backends.replay", "bat.run.driver", "bat.campaign.design"} <= ours
 
 
 def test_the_mapped_folders_are_the_top_level_folders() -> None:
@@ -240,6 +250,46 @@ def test_the_rules_flag_cycles() -> None:
     assert ["bat.registry", "bat.tuner_adapters.catalogue"] in found
     assert ["bat.backends.live.backend", "bat.run.recording.live"] in found
     assert ["bat.core.benchmark", "bat.core.commandspec"] in found
+
+
+def test_the_import_contracts_hold(tmp_path) -> None:
+    """pyproject.toml's import-linter contracts (the layer order) are kept by the repository as it is."""
+    result = lint_imports(static_tree(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout
+
+
+def test_the_import_contracts_fail_on_a_wrong_edge(tmp_path) -> None:
+    """An upward import (the data checks importing an analysis, as they once did) and a package placed in no
+    layer each break a contract; the tree is a copy, the repository is not touched."""
+    tree = static_tree(tmp_path)
+    data = tree / "bat" / "data"
+    data.unlink()
+    shutil.copytree(ROOT / "bat" / "data", data, ignore=shutil.ignore_patterns("__pycache__"))
+    (data / "wrong.py").write_text('"""An upward edge."""\nfrom bat.analysis.noise import noise_set\n')
+    (tree / "bat" / "stray").mkdir()
+    (tree / "bat" / "stray" / "__init__.py").write_text('"""A package in no layer."""\n')
+    result = lint_imports(tree)
+    assert result.returncode == 1
+    assert "bat.data.wrong -> bat.analysis.noise" in result.stdout
+    assert "bat.stray" in result.stdout and "2 kept, 1 broken" in result.stdout
+
+
+def contract_layers() -> list[set[str]]:
+    """The layers of pyproject.toml's first import-linter contract (bat's layers), highest first."""
+    contract = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    return [{name.strip() for name in line.replace(":", "|").split("|")} for line in contract["contracts"][0]["layers"]]
+
+
+def test_the_contract_and_the_table_agree() -> None:
+    """Every layer of the table is in the contract, and the table lets a layer use only layers the contract puts
+    below it: the two statements of the layering cannot drift apart."""
+    order = contract_layers()
+    level = {name: i for i, names in enumerate(order) for name in names}
+    top = {layer for layer in ALLOWED if "/" not in layer}
+    assert set(level) == top | {"cli"}
+    upward = [(layer, used) for layer in top for used in ALLOWED[layer] - {layer} if level[used] <= level[layer]]
+    assert upward == []
 
 
 def command_bodies() -> dict[str, int]:

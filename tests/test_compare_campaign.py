@@ -18,9 +18,9 @@ import pytest
 from process_events import wait_for
 
 from bat.analysis.compare.assess import analyse
-from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, resolve_targets
-from bat.analysis.compare.execute import plan_chunks, run_campaign, run_cost
 from bat.analysis.compare.report import write_outputs
+from bat.campaign.design import Campaign, CampaignError, TunerSpec, resolve_targets
+from bat.campaign.execute import plan_chunks, run_campaign, run_cost
 from bat.core.errors import BatError, RegistryError, UnknownNameError
 from bat.registry import tuner_names
 from bat.run.targets import replay_target
@@ -42,7 +42,7 @@ def test_tuner_spec_parsing_and_errors() -> None:
     with pytest.raises(UnknownNameError, match="no_such"):
         TunerSpec.parse("no_such").build()
     with pytest.raises(RegistryError, match=r"not a bat\.core\.tuner\.Tuner"):
-        TunerSpec.parse("x=bat.analysis.compare.campaign:Campaign").build()
+        TunerSpec.parse("x=bat.campaign.design:Campaign").build()
     with pytest.raises(CampaignError, match="unique"):
         campaign(tuners=(RANDOM, RANDOM))
 
@@ -139,8 +139,8 @@ def test_pool_interruption_keeps_finished_chunks_and_resume_matches_a_clean_run(
 KILLED = textwrap.dedent(
     """
     import sys
-    from bat.analysis.compare.campaign import Campaign, TunerSpec
-    from bat.analysis.compare.execute import plan_chunks, run_campaign, run_cost
+    from bat.campaign.design import Campaign, TunerSpec
+    from bat.campaign.execute import plan_chunks, run_campaign, run_cost
     c = Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
                  budgets=(200, 400), repeats=int(sys.argv[2]))
     run_campaign(c, sys.argv[1], workers=2)
@@ -233,7 +233,7 @@ def test_dask_local_cluster_runs_the_campaign(tmp_path: Path) -> None:
 
 
 def test_sample_size_study_preset_names_registered_tuners() -> None:
-    from bat.analysis.compare.presets import preset
+    from bat.campaign.presets import preset
 
     p = preset("sample-size-study")
     assert set(p.tuners) <= set(tuner_names())

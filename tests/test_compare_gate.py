@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bat.analysis.compare.assess import analyse
-from bat.analysis.compare.campaign import Campaign, TunerSpec
-from bat.analysis.compare.execute import run_campaign
+from bat.campaign.design import Campaign, TunerSpec
+from bat.campaign.execute import run_campaign
 from bat.cli import main as bat_main
 from bat.registry import tuner_names
 

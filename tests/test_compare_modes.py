@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bat.analysis.compare.campaign import Campaign, TunerSpec
-from bat.analysis.compare.forked import fork_is_safe, run_forked
 from bat.analysis.compare.study import compare
+from bat.campaign.design import Campaign, TunerSpec
+from bat.campaign.forked import fork_is_safe, run_forked
 
 #: measured, not computed: they differ between any two runs of the same campaign
 MEASURED = {"task_wall_s", "task_cpu_s", "wall_s"}
@@ -63,7 +63,7 @@ def test_one_worker_two_workers_and_dask_write_the_same_results(tmp_path: Path) 
 FORKED = """
 import json, os, sys
 from contextvars import ContextVar
-from bat.analysis.compare.forked import fork_is_safe, run_forked
+from bat.campaign.forked import fork_is_safe, run_forked
 
 seen = ContextVar("seen", default="unset")
 seen.set("set here")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bat.analysis.compare.campaign import Campaign, TunerSpec
+from bat.campaign.design import Campaign, TunerSpec
 from bat.cli import main
 
 

@@ -137,9 +137,9 @@ def test_a_budget_beyond_the_space_scores_both_axes() -> None:
     time axis's window lying wholly past the point where random search holds the optimum. The time window
     ends where the evaluation window does, at the space's size; the random-search band past it is its last
     row, computed once."""
-    from bat.analysis.compare.campaign import Campaign, TunerSpec
     from bat.analysis.compare.methodology import target_parts
     from bat.analysis.compare.plots import random_bands
+    from bat.campaign.design import Campaign, TunerSpec
 
     small, large = (Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(("pnpoly", "RTX_3090"),),
                              budgets=(b,), repeats=1) for b in (4092, 100_000))

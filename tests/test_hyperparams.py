@@ -79,8 +79,8 @@ def test_cli_lists_options_and_refuses_an_undeclared_one(capsys: pytest.CaptureF
 
 
 def test_options_file_feeds_run_and_campaign(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bat.analysis.compare.campaign import RunSpec, TunerSpec
     from bat.analysis.compare.study import plan_campaign
+    from bat.campaign.design import RunSpec, TunerSpec
     from bat.cli import main
     from bat.core.hyperparams import read_options_file, write_options_file
 

@@ -146,10 +146,10 @@ def test_the_space_file_checks_other_names():
 
 
 def test_a_slice_works_in_replay_analyses_and_the_transfer_study(tmp_path, capsys):
-    from bat.analysis.checks import check_dataset
     from bat.analysis.compare.transfer import gpus_of_space
     from bat.core.benchmark import load_benchmark
     from bat.core.trace import read_trace
+    from bat.data.checks import check_dataset
     from bat.registry import find_dataset
     from bat.run.targets import replay_target, with_prior
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from bat.analysis.compare.campaign import Campaign, TunerSpec
 from bat.analysis.compare.study import compare
+from bat.campaign.design import Campaign, TunerSpec
 from bat.cli import EXIT_FOUND, EXIT_OK, EXIT_USAGE, main
 from bat.leaderboard import seal
 from bat.leaderboard.pages import render, slug

@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import bat.analysis.compare.store as store_module
-from bat.analysis.compare.store import FILE_NAME, RunStore
+import bat.campaign.store as store_module
+from bat.campaign.store import FILE_NAME, RunStore
 
 
 def tables(path: Path) -> set[str]:
@@ -48,7 +48,7 @@ def test_a_second_creator_keeps_the_first_store_and_leaves_nothing_behind(tmp_pa
 
 
 def test_processes_creating_one_store_at_once_all_open_it(tmp_path: Path) -> None:
-    code = "import sys; from bat.analysis.compare.store import RunStore; print(len(RunStore(sys.argv[1]).done_ids()))"
+    code = "import sys; from bat.campaign.store import RunStore; print(len(RunStore(sys.argv[1]).done_ids()))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]
     results = [p.communicate(timeout=120) for p in procs]

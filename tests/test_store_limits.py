@@ -2,7 +2,7 @@
 
 A store that is not a regular file, not SQLite, not a run store, or holds a run whose metadata is too deep,
 too long, of the wrong types, stored for another run, or whose trace is not an Arrow stream, is refused in
-one line naming the file, exit 2, before any run is made; nothing hangs (analysis/compare/store.py)."""
+one line naming the file, exit 2, before any run is made; nothing hangs (bat/campaign/store.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from refusal import assert_refused, run_in
 
-from bat.analysis.compare import store
+from bat.campaign import store
 
 COMPARE = ["compare", "-t", "reference:random", "-b", "pnpoly", "--gpus", "RTX_3090", "--budgets", "5",
            "--repeats", "1", "-o", "cmp", "--no-plots"]

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from test_cli_json import document
 
-from bat.analysis.compare.campaign import Campaign, TunerSpec
 from bat.analysis.compare.transfer import evaluations_to, plan_transfer, random_median
+from bat.campaign.design import Campaign, TunerSpec
 from bat.cli import EXIT_USAGE, main
 from bat.core.errors import SpaceMismatchError, TunerError
 from bat.core.gpus import gpu_vendor

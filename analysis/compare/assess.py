@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.analysis.compare.campaign import Campaign
 from bat.analysis.compare.methodology import Methodology, study
 from bat.analysis.compare.stats import cles, holm, mwu, summary
-from bat.analysis.compare.store import RunRecord
+from bat.campaign.design import Campaign
+from bat.campaign.store import RunRecord
 from bat.core.errors import DatasetError
 
 CELL = ["label", "benchmark", "gpu", "budget"]
@@ -108,7 +108,7 @@ def random_times(benchmark: str, gpu: str, backend: str = "replay", dataset: str
 
     None for a target that is not replayed (no recorded data to compute from).
     """
-    from bat.analysis.compare.execute import load_target
+    from bat.campaign.execute import load_target
 
     target = load_target(benchmark, gpu, backend, dataset)
     if target.dataset is None:

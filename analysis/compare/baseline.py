@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from bat.analysis.compare.assess import CELL
-from bat.analysis.compare.campaign import Campaign
+from bat.campaign.design import Campaign
 from bat.core.errors import DatasetError, InputLimitError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
 

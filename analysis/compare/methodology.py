@@ -2,7 +2,7 @@
 
 Per replayed target (benchmark on a GPU) this gathers its random-search
 baseline (``bat.analysis.score``), its noise-aware optimum (``bat.analysis.noise``),
-its data checks (``bat.analysis.checks``) and, per tuner, the curves of the runs
+its data checks (``bat.data.checks``) and, per tuner, the curves of the runs
 made at the campaign's largest budget. From those:
 
 - the methodology score on evaluations (window 1..largest budget) and on
@@ -29,9 +29,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bat.analysis.checks import DataCheck, check_dataset, registry_peers
-from bat.analysis.compare.campaign import Campaign, CampaignError
-from bat.analysis.compare.store import RunRecord
 from bat.analysis.ecdf import Ladder, hitting
 from bat.analysis.noise import NoiseSet, noise_set
 from bat.analysis.score import (
@@ -44,8 +41,11 @@ from bat.analysis.score import (
     score_runs,
     target_baseline,
 )
+from bat.campaign.design import Campaign, CampaignError
+from bat.campaign.store import RunRecord
 from bat.core.dataset import Dataset
 from bat.core.schedule import Parallelism
+from bat.data.checks import DataCheck, check_dataset, registry_peers
 
 AXES = ("evaluations", "time")
 
@@ -176,7 +176,7 @@ def target_parts(campaign: Campaign, bench: str, gpu: str, noise_alpha: float = 
     None for a target without recorded data. Computed once per process (they depend on the dataset
     only), so ``warm_up`` can compute them while the runs go.
     """
-    from bat.analysis.compare.execute import load_target
+    from bat.campaign.execute import load_target
 
     dataset = campaign.dataset_for(bench, gpu)
     top = max(campaign.budgets)

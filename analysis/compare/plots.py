@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from bat.analysis.compare.assess import random_times
-from bat.analysis.compare.campaign import Campaign, file_label
-from bat.analysis.compare.store import RunRecord
 from bat.analysis.convergence import random_relative_performance_quantiles, trace_relative_performance
 from bat.analysis.data import gpu_label
 from bat.analysis.plots import figure_legend, pyplot, save_figure, series_style, set_title, styled
+from bat.campaign.design import Campaign, file_label
+from bat.campaign.store import RunRecord
 
 
 def panels(n: int, width: float = 4.6, height: float = 3.4):

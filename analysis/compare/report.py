@@ -19,10 +19,10 @@ import pandas as pd
 
 from bat.analysis.compare import assess
 from bat.analysis.compare.assess import Analysis
-from bat.analysis.compare.campaign import Campaign
-from bat.analysis.compare.forked import run_forked
 from bat.analysis.compare.methodology import Methodology
-from bat.analysis.compare.store import RunRecord
+from bat.campaign.design import Campaign
+from bat.campaign.forked import run_forked
+from bat.campaign.store import RunRecord
 from bat.core import jsonout, quarantine
 from bat.core.atomic import write_text
 from bat.run.targets import NOISE_MODES

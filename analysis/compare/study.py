@@ -20,12 +20,12 @@ import pandas as pd
 
 from bat.analysis.compare.assess import Analysis, analyse, gate
 from bat.analysis.compare.baseline import check_overlap, load_baseline
-from bat.analysis.compare.campaign import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
-from bat.analysis.compare.execute import CampaignRun, check_store, run_campaign
 from bat.analysis.compare.methodology import parse_success
-from bat.analysis.compare.presets import preset as get_preset
 from bat.analysis.compare.report import write_outputs
 from bat.analysis.compare.warm import warm_up
+from bat.campaign.design import Campaign, CampaignError, TunerSpec, dataset_targets, resolve_targets
+from bat.campaign.execute import CampaignRun, check_store, run_campaign
+from bat.campaign.presets import preset as get_preset
 from bat.core.atomic import check_output_folder
 from bat.core.hyperparams import read_options_file
 from bat.core.locking import FolderLock

@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from bat.analysis.compare.campaign import Campaign, CampaignError, RunSpec, TunerSpec
-from bat.analysis.compare.execute import CampaignRun, run_specs
 from bat.analysis.compare.methodology import Methodology, study
-from bat.analysis.compare.store import RunRecord
+from bat.campaign.design import Campaign, CampaignError, RunSpec, TunerSpec
+from bat.campaign.execute import CampaignRun, run_specs
+from bat.campaign.store import RunRecord
 from bat.core.errors import BatError
 
 #: the fewest GPUs with data of one space for a benchmark to take part

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from bat.analysis.compare.report import _table
-from bat.analysis.compare.store import RunRecord
 from bat.analysis.compare.transfer import ALL_OTHERS, CENSORING, GOALS, TransferResult, shown, split_name
 from bat.analysis.plots import pyplot, save_figure, set_title, styled
+from bat.campaign.store import RunRecord
 from bat.core import jsonout, quarantine
 from bat.core.atomic import write_text
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bat.analysis.compare.campaign import Campaign
+from bat.campaign.design import Campaign
 
 
 def warm_up(campaign: Campaign, *, plots: bool = True) -> None:

@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from bat.analysis.compare.campaign import check_size
 from bat.analysis.hypertune.hub import HubBruteForce, agreement, read_hub
 from bat.analysis.hypertune.search import next_batch
 from bat.analysis.hypertune.space import declared, narrow, search_space
 from bat.analysis.hypertune.splits import HypertuneError, Split
 from bat.analysis.hypertune.store import UnitStore
 from bat.analysis.hypertune.units import Executor, Unit, make_unit, paired_difference
+from bat.campaign.design import check_size
 from bat.core.hyperparams import HyperParam, write_options_file
 
 SEARCHERS = {"random": "reference:random", "grid": "reference:grid", "tpe": "optuna"}

@@ -1,6 +1,6 @@
 """Finished units of a hypertune on disk: ``<out>/units.sqlite``, one row per unit, committed when it finishes.
 
-SQLite in write-ahead-log mode, as the compare store (``bat.analysis.compare.store``): a
+SQLite in write-ahead-log mode, as the compare store (``bat.campaign.store``): a
 commit is atomic, so after a ``kill -9`` every stored unit is readable and a rerun of the
 same hypertune skips it.
 """

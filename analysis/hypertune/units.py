@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bat.analysis.compare.campaign import Campaign, TunerSpec
+from bat.campaign.design import Campaign, TunerSpec
 from bat.core.errors import MissingDependencyError
 from bat.core.hyperparams import options_pairs
 
@@ -65,8 +65,8 @@ def make_unit(tuner: str, setting: Mapping[str, Any], datasets: tuple[tuple[str,
 
 def evaluate_unit(unit: Unit) -> dict[str, Any]:
     """Run ``unit``'s campaign here and score it: mean score, its interval, and each dataset's run scores."""
-    from bat.analysis.compare.execute import execute_run
     from bat.analysis.compare.methodology import study
+    from bat.campaign.execute import execute_run
 
     start = time.perf_counter()
     campaign = unit.campaign()
@@ -101,7 +101,7 @@ class Executor:
     """Where units run: here (``workers`` 1), a pool of spawned worker processes, or a Dask cluster.
 
     The pool (or the Dask client) lives as long as the executor, so its workers keep the datasets they
-    loaded (``bat.analysis.compare.execute.load_target``) from one batch of units to the next.
+    loaded (``bat.campaign.execute.load_target``) from one batch of units to the next.
     """
 
     def __init__(self, workers: int = 1, scheduler: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""``bat check``: the data checks of ``bat.analysis.checks`` on datasets; exit status 3 when one is flagged."""
+"""``bat check``: the data checks of ``bat.data.checks`` on datasets; exit status 3 when one is flagged."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ def check(
 ) -> None:
     """Check datasets for errors that would mislead an analysis (scale across GPUs, repeats, statuses, space);
     datasets of one space and GPU recorded by different frameworks are compared with each other."""
-    from bat.analysis.checks import check_dataset, merge_peers, peers_of, registry_peers
     from bat.analysis.frameworks import pairs_across_frameworks
     from bat.core.dataset import Dataset
     from bat.core.errors import DatasetError
+    from bat.data.checks import check_dataset, merge_peers, peers_of, registry_peers
     from bat.registry import dataset_entries, find_dataset
 
     datasets = [*(datasets or []), *(benchmark or [])]

@@ -88,7 +88,7 @@ def import_(
     _say_mapping(imp)
     if imp.n_constraint_violations:
         warn("{} rows violate the space's constraints", imp.n_constraint_violations)
-    from bat.analysis.checks import check_dataset, registry_peers
+    from bat.data.checks import check_dataset, registry_peers
 
     result = check_dataset(ds, imp.space, peers=registry_peers(ds.meta.benchmark))
     say("[bold red]data checks: {}[/]" if result.flagged else "data checks: {}", result.summary())

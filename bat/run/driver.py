@@ -2,7 +2,7 @@
 
 ``run_tuner`` is what ``bat run``, ``bat compare`` and a notebook call, with
 the same behaviour: given a target (bat.run.targets), it checks a replayed
-dataset (bat.analysis.checks), builds the Problem with a trace recorder
+dataset (bat.data.checks), builds the Problem with a trace recorder
 attached, runs the tuner with a seeded generator, writes the trace where
 asked (a path, or ``"auto"``: a name in the data folder holding everything
 that tells runs apart, numbered when taken; an existing file is replaced only
@@ -35,7 +35,7 @@ from bat.run.recording.run_journal import JournalledBackend, RunCheckpoint, jour
 from bat.run.targets import Target
 
 if TYPE_CHECKING:
-    from bat.analysis.checks import DataCheck
+    from bat.data.checks import DataCheck
 
 #: ``out="auto"``: the trace goes to the data folder under a name that tells runs apart (bat.run.naming)
 AUTO = "auto"
@@ -93,6 +93,7 @@ def run_tuner(
     force: bool = False,
     resume: bool = False,
     check_data: bool = True,
+    data_check: DataCheck | None = None,
     progress: Callable[[float], None] | None = None,
     on_note: Callable[[str], None] | None = None,
     tuner_name: str | None = None,
@@ -105,13 +106,14 @@ def run_tuner(
 
     ``options`` are the tuner's KEY=VALUE options (a tuner given by name is made with them);
     ``out`` a trace path, ``"auto"`` or None (the trace stays in memory, nothing is journalled);
-    ``on_note`` hears each note as it is made. ``tuner_charge_s``: seconds charged as the tuner's
-    time per proposal (a declared cost model: the time axis is then deterministic), None to measure
-    it. ``isolate``: run the tuner in its own sandboxed process (``isolate:`` scheme). ``parallelism``:
-    the compile workers and devices of the simulated clock (bat.core.schedule); ``timeout_factor``:
-    measurements past this factor x the best so far are stopped (bat.core.timeouts). An interrupted
-    journalled run raises RunInterrupted
-    (a KeyboardInterrupt) naming its journal.
+    ``on_note`` hears each note as it is made. ``data_check``: the check already made of this target's
+    dataset (``check_target``; a campaign checks each target once), used instead of checking again.
+    ``tuner_charge_s``: seconds charged as the tuner's time per proposal (a declared cost model: the
+    time axis is then deterministic), None to measure it. ``isolate``: run the tuner in its own
+    sandboxed process (``isolate:`` scheme). ``parallelism``: the compile workers and devices of the
+    simulated clock (bat.core.schedule); ``timeout_factor``: measurements past this factor x the best
+    so far are stopped (bat.core.timeouts). An interrupted journalled run raises RunInterrupted (a
+    KeyboardInterrupt) naming its journal.
     """
     name = tuner_name or (tuner if isinstance(tuner, str) else type(tuner).__name__)
     tuner_obj = make_tuner(tuner, tuple(options)) if isinstance(tuner, str) else tuner
@@ -125,7 +127,9 @@ def run_tuner(
         if on_note is not None:
             on_note(message)
 
-    checked = _check(target, note) if check_data else None
+    checked = data_check if data_check is not None else check_target(target) if check_data else None
+    if checked is not None and checked.flagged:
+        note("data check flagged this dataset: " + "; ".join(f.message for f in checked.flags))
     numbered = out == AUTO
     path = runs_dir() / run_name(target, name, options, budget, seed) if numbered else out
     if path is not None:
@@ -156,16 +160,14 @@ def run_tuner(
     return result
 
 
-def _check(target: Target, note: Callable[[str], None]) -> DataCheck | None:
-    """The data check of a replayed dataset; a flag is noted."""
+def check_target(target: Target) -> DataCheck | None:
+    """The data check of a replayed target's dataset against its benchmark's registered peers; None when the
+    target replays no dataset."""
     if target.dataset is None:
         return None
-    from bat.analysis.checks import check_dataset, registry_peers
+    from bat.data.checks import check_dataset, registry_peers
 
-    checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
-    if checked.flagged:
-        note("data check flagged this dataset: " + "; ".join(f.message for f in checked.flags))
-    return checked
+    return check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
 
 
 def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence[str], budget: Budget, seed: int,

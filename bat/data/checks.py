@@ -37,9 +37,9 @@ import numpy as np
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from bat.analysis.noise import repeat_groups
 from bat.core.dataset import Dataset, Status
 from bat.core.space import SearchSpace
+from bat.data.repeats import repeat_groups
 
 SCALE_RATIO = 20.0
 REPEAT_TOLERANCE = 1e-3

@@ -49,20 +49,23 @@ from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from bat.analysis.compare.campaign import Campaign, RunSpec
-from bat.analysis.compare.forked import fork_is_safe
-from bat.analysis.compare.store import FILE_NAME, Encoded, RunRecord, RunStore
+from bat.campaign.design import Campaign, RunSpec
+from bat.campaign.forked import fork_is_safe
+from bat.campaign.store import FILE_NAME, Encoded, RunRecord, RunStore
 from bat.core.errors import DatasetError, MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
 from bat.core.schedule import Parallelism
-from bat.run.driver import run_tuner
+from bat.run.driver import check_target, run_tuner
 from bat.run.targets import Target, TargetRequest, make_target, replay_target, with_prior
+
+if TYPE_CHECKING:
+    from bat.data.checks import DataCheck
 
 #: estimated cost of one evaluation of a slow tuner (a model fit per step) against a quick one's
 SLOW_WEIGHT = 50
@@ -70,6 +73,8 @@ SLOW_WEIGHT = 50
 CHUNKS_PER_WORKER = 8
 
 _TARGETS: dict[tuple[str, str, str, str, tuple[str, ...]], Target] = {}
+#: the data check of each target's dataset, made once per process: (benchmark, GPU, backend, dataset) -> check
+_CHECKS: dict[tuple[str, str, str, str], DataCheck | None] = {}
 
 
 def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "",
@@ -93,15 +98,26 @@ def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str 
     return _TARGETS[key]
 
 
+def data_check(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "") -> DataCheck | None:
+    """The data check of a target's dataset (``bat.run.driver.check_target``), made once per process: every run
+    of a campaign on that target shares it (its dataset is loaded once too, ``load_target``)."""
+    key = (benchmark, gpu, backend, dataset)
+    if key not in _CHECKS:
+        _CHECKS[key] = check_target(load_target(*key))
+    return _CHECKS[key]
+
+
 def execute_run(spec: RunSpec) -> RunRecord:
     """Run ``spec`` and summarise it per budget (see the module docstring)."""
     target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset, spec.prior)
+    checked = data_check(spec.benchmark, spec.gpu, spec.backend, spec.dataset)  # None: no dataset to check
     if spec.noise != "none":  # this run's own noise draws, seeded by the run's seed
         target = replace(target, backend=target.backend.with_noise(spec.noise, spec.seed))
     start, cpu = time.perf_counter(), time.process_time()
     tuner = spec.tuner.spec if spec.isolate else spec.tuner.build()  # isolated: built in its own process
     result = run_tuner(tuner, target, budget=Budget(max_evals=spec.max_budget), seed=spec.seed,
-                       tuner_name=spec.tuner.label, tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
+                       data_check=checked, tuner_name=spec.tuner.label,
+                       tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
                        parallelism=Parallelism(spec.tuner.compile_workers, spec.devices),
                        timeout_factor=spec.timeout_factor)
     trace = result.trace
@@ -127,17 +143,18 @@ def execute_run(spec: RunSpec) -> RunRecord:
 
 def _budget_result(trace: pd.DataFrame, params: list[str], budget: int, target: Target,
                    spec: RunSpec, best_known: float | None) -> dict[str, Any]:
-    charged = trace[trace["charged"].astype(bool)].head(budget)
-    ok = charged[charged["status"] == "ok"]
+    charged = np.flatnonzero(trace["charged"].to_numpy(dtype=bool))[:budget]  # positions, on numpy: per run
+    ok = charged[trace["status"].to_numpy()[charged] == "ok"]
     out: dict[str, Any] = {"evaluations": len(charged), "best_ms": None, "config": None,
                            "rel_perf": 0.0, "remeasured_ms": None, "rel_perf_remeasured": None}
-    if ok.empty or best_known is None:
+    if len(ok) == 0 or best_known is None:
         if spec.remeasure:
             out["rel_perf_remeasured"] = 0.0
         return out
-    row = ok.loc[ok["objective_ms"].idxmin()]
-    config = {p: _plain(row[p]) for p in params}
-    best = float(row["objective_ms"])
+    objective = trace["objective_ms"].to_numpy(dtype=float)
+    row = int(ok[np.nanargmin(objective[ok])])  # the first of the best, as pandas' idxmin
+    config = {p: _plain(trace[p].iat[row]) for p in params}
+    best = float(objective[row])
     if spec.noise != "none" and target.dataset is not None:
         # the tuner chose by a noisy observation; the run is judged by the recorded objective
         out["observed_ms"] = best
@@ -343,6 +360,7 @@ def _on_pool(workers: int, chunks: list[list[RunSpec]],
     if safe_fork:
         for key in dict.fromkeys(_target_of(spec) for chunk in chunks for spec in chunk):
             load_target(*key)
+            data_check(*key[:4])
     pool = multiprocessing.get_context("fork" if safe_fork else "spawn").Pool(
         processes=min(workers, len(chunks)), initializer=_init_worker, initargs=(os.getpid(),))
     try:

@@ -142,9 +142,9 @@ class RunSpec:
     def max_budget(self) -> int:
         return max(self.budgets)
 
-    @property
+    @functools.cached_property
     def run_id(self) -> str:
-        """Stable identity: the same definition gives the same id, in any campaign.
+        """Stable identity: the same definition gives the same id, in any campaign (worked out once per spec).
 
         ``dataset``, ``noise``, the tuner's ``options`` and ``compile_workers``, ``tuner_charge_s``, ``isolate``,
         ``prior``, ``devices`` and ``timeout_factor`` enter the key only when they are not their defaults, so

@@ -1,0 +1,209 @@
+"""What a campaign costs per run over the runs themselves: against a plain library loop, the transfer study against a
+plain comparison, and the scaling over workers.
+
+Runs: ``reference:random`` on pnpoly (RTX 3090, replayed), budget 50, ``--runs`` seeds (those a campaign gives
+them). Peers, in this process, taking turns ``--rounds`` times, each from empty caches (targets, data checks):
+
+- ``library``: the target loaded once (``replay_target``), its data checked once (``check_target``), then
+  ``run_tuner(..., check_data=False)`` per run: what a notebook's loop over seeds costs;
+- ``campaign``: ``run_campaign`` with one worker into an empty folder: the same runs, each checked, run,
+  summarised per budget and stored.
+
+Per peer: wall and CPU seconds per run, the tuner's own seconds per run (the traces' ``tuner_s``) and the
+harness's cost per run (wall - tuner; and CPU - tuner, which the load moves less). Targets (issues 45 and 46):
+the campaign's harness cost per run <= 20 ms; the campaign's wall per run <= 1.1 x the library loop's.
+
+``transfer``: the runs of a transfer study on pnpoly (``plan_transfer``: random search named by its import
+path, so that it is no floor and every run has a prior; every GPU held out, 50 evaluations, 10 repeats)
+through ``run_specs``, against a plain comparison of the same runs without their prior. Target: <= 1.1 x.
+
+``scaling`` (``--workers``, e.g. ``1,2,dask``): a campaign of five tuners (``SCALING_TUNERS``) on pnpoly, budget 50,
+``--scaling-repeats`` repeats (10: 50 runs; 40: 200), with 1 worker, 2 workers and a ``distributed.LocalCluster``
+of 2 worker processes (its start not timed): wall seconds and the ratio to 1 worker, with the CPU seconds of this
+process and of its reaped children. On a loaded machine the ratios are the CPU share the scheduler gave, not the
+code's: the load average is written before each measurement.
+
+The code measured is whatever ``bat`` imports: to measure another checkout (the commit before a change) put
+it first on ``PYTHONPATH`` as one tree (its ``bat/`` with its top-level ``analysis/`` and the other mapped
+folders linked inside). bench/RESULTS.md has the figures.
+
+Usage: ``python bench/campaign_overhead.py [--runs 100] [--rounds 3] [--parts library,transfer,scaling]
+[--workers 1,2,dask] [--scaling-repeats 10]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from bat.analysis.compare.transfer import plan_transfer
+from bat.core.problem import Budget
+from bat.run.driver import run_tuner
+from bat.run.targets import Target, replay_target
+from bat.tuner_adapters.reference.random_search import RandomSearch
+
+try:  # the layout since issue 46; before it (to measure "before"), the engine was in bat.analysis.compare
+    from bat.campaign import execute
+    from bat.campaign.design import Campaign, RunSpec, TunerSpec
+except ImportError:
+    from bat.analysis.compare import execute
+    from bat.analysis.compare.campaign import Campaign, RunSpec, TunerSpec
+
+BUDGET = 50
+TARGET = ("pnpoly", "RTX_3090")
+#: the scaling campaign's tuners: two libraries' (TPE, Kernel Tuner's GA) and three of ours, as a CI campaign has
+SCALING_TUNERS = ("optuna", "kernel_tuner:genetic_algorithm", "reference:genetic", "reference:random",
+                  "reference:nelder_mead")
+
+
+def fresh() -> None:
+    """Forget every target and data check this process holds, so each peer starts from the same place."""
+    execute._TARGETS.clear()
+    getattr(execute, "_CHECKS", {}).clear()
+
+
+def check(target: Target) -> None:
+    """The data check of ``target``'s dataset, as every run made it before issue 46."""
+    try:
+        from bat.data.checks import check_dataset, registry_peers
+    except ImportError:
+        from bat.analysis.checks import check_dataset, registry_peers
+    check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+
+
+def library(specs: list[RunSpec]) -> float:
+    """The runs as a plain library loop; returns the tuner's own seconds, summed."""
+    target = replay_target(*TARGET)
+    check(target)
+    tuner_s = 0.0
+    for spec in specs:
+        result = run_tuner(spec.tuner.build(), target, budget=Budget(max_evals=BUDGET), seed=spec.seed,
+                           check_data=False)
+        tuner_s += float(result.trace["tuner_s"].sum())
+    return tuner_s
+
+
+def campaign(c: Campaign) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        done = execute.run_campaign(c, out)
+    return sum(float(r.trace["tuner_s"].sum()) for r in done.records)
+
+
+def timed(work: Callable[[], float], runs: int) -> dict[str, float]:
+    """Wall, CPU, tuner and harness milliseconds per run of ``work`` (which returns its tuner seconds)."""
+    fresh()
+    load = os.getloadavg()[0]
+    start, cpu = time.perf_counter(), time.process_time()
+    tuner_s = work()
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"wall_ms": 1e3 * wall / runs, "cpu_ms": 1e3 * cpu / runs, "tuner_ms": 1e3 * tuner_s / runs,
+            "harness_ms": 1e3 * (wall - tuner_s) / runs, "harness_cpu_ms": 1e3 * (cpu - tuner_s) / runs,
+            "load": load}
+
+
+def medians(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
+def part_library(runs: int, rounds: int) -> dict[str, object]:
+    c = Campaign(tuners=(TunerSpec.parse("reference:random"),), targets=(TARGET,), budgets=(BUDGET,), repeats=runs)
+    specs = c.runs()
+    rows: dict[str, list[dict[str, float]]] = {"library": [], "campaign": []}
+    for i in range(rounds):
+        order = ("library", "campaign") if i % 2 == 0 else ("campaign", "library")
+        for peer in order:
+            work = (lambda: library(specs)) if peer == "library" else (lambda: campaign(c))
+            rows[peer].append(timed(work, len(specs)))
+            print(peer, json.dumps(rows[peer][-1]), flush=True)
+    lib, camp = medians(rows["library"]), medians(rows["campaign"])
+    return {"runs": len(specs), "rounds": rows, "median": {"library": lib, "campaign": camp},
+            "campaign_over_library": {"wall": camp["wall_ms"] / lib["wall_ms"], "cpu": camp["cpu_ms"] / lib["cpu_ms"]}}
+
+
+def part_transfer(rounds: int) -> dict[str, object]:
+    study = plan_transfer(tuners=[f"random={RandomSearch.__module__}:RandomSearch"], benchmarks=["pnpoly"],
+                          budget=BUDGET, repeats=10, cross_vendor=False)
+    with_prior = study.runs()
+    plain = list({s.run_id: s for s in (replace(s, prior=()) for s in with_prior)}.values())
+    assert len(plain) == len(with_prior), "every run of the study has a prior"
+
+    def through(specs: list[RunSpec]) -> float:
+        with tempfile.TemporaryDirectory() as out:
+            done = execute.run_specs(specs, out)
+        return sum(float(r.trace["tuner_s"].sum()) for r in done.records)
+
+    rows: dict[str, list[dict[str, float]]] = {"transfer": [], "plain": []}
+    for i in range(rounds):
+        for peer in (("transfer", "plain") if i % 2 == 0 else ("plain", "transfer")):
+            specs = with_prior if peer == "transfer" else plain
+            rows[peer].append(timed(lambda specs=specs: through(specs), len(specs)))
+            print(peer, json.dumps(rows[peer][-1]), flush=True)
+    t, p = medians(rows["transfer"]), medians(rows["plain"])
+    return {"runs": len(with_prior), "rounds": rows, "median": {"transfer": t, "plain": p},
+            "transfer_over_plain": {"wall": t["wall_ms"] / p["wall_ms"], "cpu": t["cpu_ms"] / p["cpu_ms"]}}
+
+
+def part_scaling(modes: list[str], repeats: int) -> dict[str, object]:
+    c = Campaign(tuners=tuple(TunerSpec.parse(t) for t in SCALING_TUNERS), targets=(TARGET,), budgets=(BUDGET,),
+                 repeats=repeats)
+    out: dict[str, dict[str, float]] = {}
+    for mode in modes:
+        fresh()
+        cluster = None
+        if mode == "dask":
+            from distributed import LocalCluster
+
+            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        load = os.getloadavg()[0]
+        cpu, children = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory() as folder:
+            if cluster is not None:
+                execute.run_campaign(c, folder, scheduler=cluster.scheduler_address)
+            else:
+                execute.run_campaign(c, folder, workers=int(mode))
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out[mode] = {"wall_s": wall, "cpu_s": time.process_time() - cpu,
+                     "children_cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
+                     "load": load}
+        if cluster is not None:
+            cluster.close()
+        print(mode, json.dumps(out[mode]), flush=True)
+    ratios = {m: out["1"]["wall_s"] / out[m]["wall_s"] for m in out if "1" in out and m != "1"}
+    return {"runs": len(c.runs()), "modes": out, "ratio_to_1_worker": ratios}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--parts", default="library,transfer,scaling")
+    ap.add_argument("--workers", default="1,2,dask")
+    ap.add_argument("--scaling-repeats", type=int, default=10)
+    args = ap.parse_args()
+    parts = args.parts.split(",")
+    report: dict[str, object] = {
+        "machine": f"{os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}",
+        "started": datetime.now().isoformat(timespec="seconds"), "load_before": os.getloadavg()}
+    if "library" in parts:
+        report["library"] = part_library(args.runs, args.rounds)
+    if "transfer" in parts:
+        report["transfer"] = part_transfer(args.rounds)
+    if "scaling" in parts:
+        report["scaling"] = part_scaling(args.workers.split(","), args.scaling_repeats)
+    report["load_after"] = os.getloadavg()
+    print(json.dumps(report, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
