@@ -53,7 +53,7 @@ def test_compare_refuses_zero_workers(tmp_path, capsys) -> None:
 
 
 def test_a_run_on_several_workers_is_made_again_when_the_clock_changes(monkeypatch) -> None:
-    import bat.analysis.compare.campaign as campaign_module
+    import bat.campaign.design as campaign_module
 
     spec = TunerSpec("r", "reference:random")
     c = Campaign(tuners=(spec.at_workers(1, True), spec.at_workers(8, True)), targets=(("pnpoly", "RTX_3090"),),
