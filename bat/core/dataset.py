@@ -170,7 +170,7 @@ class Dataset:
     frame: pd.DataFrame
     meta: DatasetMeta
     parameters: tuple[str, ...]
-    _index: dict[tuple, int] | None = field(default=None, init=False, repr=False, compare=False)
+    _index: dict[tuple[Any, ...], int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = [c for c in (*self.parameters, *CORE_COLUMNS) if c not in self.frame.columns]
@@ -328,7 +328,7 @@ class Dataset:
         try:
             schema = pq.read_schema(path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise _not_parquet(path, exc) from exc
+            raise _not_parquet(Path(path), exc) from exc
         meta = schema.metadata or {}
         if META_KEY not in meta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
@@ -354,7 +354,7 @@ def check_column_types(table: pa.Table, parameters: tuple[str, ...], where: str)
     import pyarrow.types as pat
 
     def number(kind: pa.DataType) -> bool:
-        return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_null(kind)
+        return bool(pat.is_integer(kind) or pat.is_floating(kind) or pat.is_null(kind))
 
     def text(kind: pa.DataType) -> bool:
         return pat.is_string(kind) or pat.is_large_string(kind) or pat.is_null(kind) or (

@@ -219,8 +219,8 @@ class Problem:
         self.observers = list(observers)
         self.stats = ProblemStats()
         self.best: EvalResult | None = None
-        self._seen: dict[tuple, EvalResult] = {}
-        self._profiled: set[tuple] = set()
+        self._seen: dict[tuple[Any, ...], EvalResult] = {}
+        self._profiled: set[tuple[Any, ...]] = set()
         self._step = 0
         self._clock: float | None = None
         self._pending_s = 0.0
@@ -238,7 +238,7 @@ class Problem:
         self.timeout_factor = check_factor(timeout_factor)
         #: seeds the draws of partial measurements (bat.core.fidelity): the run's seed
         self.draw_seed = int(draw_seed)
-        self._partial: dict[tuple[tuple, int], EvalResult] = {}  # (configuration, repeats) -> partial answer
+        self._partial: dict[tuple[tuple[Any, ...], int], EvalResult] = {}  # (configuration, repeats) -> partial answer
         #: job -> (result, kind, charged, tuner time, profiled) of each answer to come
         self._flight: InFlight[tuple[EvalResult, str, bool, float, bool]] = InFlight(parallelism)
         self._names = tuple(space.names)
@@ -266,11 +266,11 @@ class Problem:
     def is_evaluated(self, config: Config) -> bool:
         return self.key(config) in self._seen
 
-    def key(self, config: Config) -> tuple:
+    def key(self, config: Config) -> tuple[Any, ...]:
         """The configuration as a tuple of values in parameter order (checked)."""
         return self._key_and_row(config)[0]
 
-    def _key_and_row(self, config: Config) -> tuple[tuple, list[int]]:
+    def _key_and_row(self, config: Config) -> tuple[tuple[Any, ...], list[int]]:
         """The key and the value indices of a configuration (checked)."""
         if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
@@ -434,8 +434,9 @@ class Problem:
                 self.stats.partial += 1
                 self.stats.cost_s += partial.cost_s
                 compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
-                return self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
-                                          device_s, total_s)
+                self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
+                                   device_s, total_s)
+                return None
             result = measured if factor is None else cut_off(measured, factor,
                                                              self.best.objective_ms if self.best else None)
             self._seen[key] = result
@@ -447,16 +448,16 @@ class Problem:
                 self.stats.failed += 1
             kind, charged = "evaluated", True
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
-        return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s)
+        self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s)
+        return None
 
     def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
-                      key: tuple, compile_s: float, device_s: float, total_s: float) -> None:
+                      key: tuple[Any, ...], compile_s: float, device_s: float, total_s: float) -> None:
         """Put one answered proposal on the clock (bat.core.flight); ``key`` names what it measures
         (a partial measurement: the configuration and its repeats) or what it repeats."""
         self._flight.add((result, kind, charged, tuner_s, profiled), key, measures=kind in ("evaluated", "partial"),
                          compile_s=compile_s, device_s=device_s, total_s=total_s)
         self._clock_mark()
-        return None
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""
