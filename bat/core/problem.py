@@ -37,12 +37,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from bat.core.dataset import Status
-from bat.core.errors import BudgetExhaustedError, ProblemClosedError, TunerError
+from bat.core.errors import BackendError, BudgetExhaustedError, ProblemClosedError, TunerError
 from bat.core.facts import TargetFacts
 from bat.core.fidelity import check_repeats, fewer_repeats
 from bat.core.flight import InFlight
@@ -103,7 +103,24 @@ class Backend(Protocol):
 
     def evaluate(self, config: Config) -> EvalResult: ...
 
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        """This backend with its objective drawn under the noise mode ``noise`` (bat.backends.replay.NOISE_MODES)
+        from ``seed``. Only recorded data has repeats to draw from: any other backend answers "none" with itself
+        and refuses the rest (``no_noise``)."""
+        ...
+
     def close(self) -> None: ...
+
+
+B = TypeVar("B", bound=Backend)
+
+
+def no_noise(backend: B, noise: str) -> B:
+    """``Backend.with_noise`` of a backend with no recorded repeats: itself for "none", else a BackendError."""
+    if noise != "none":
+        raise BackendError(f"noise {noise!r}: the {backend.name} backend has no recorded repeats to draw noise from "
+                           "(only replay has)")
+    return backend
 
 
 class Observer(Protocol):
