@@ -266,7 +266,7 @@ class _ProblemRunner:
                 self.stall += 1
             answer: dict[str, Any] = dict(config)
             if result.ok:
-                answer[OBJECTIVE] = float(result.objective_ms)
+                answer[OBJECTIVE] = result.fitness
             else:
                 error = (self.util.CompilationFailedConfig() if result.status is Status.COMPILE_ERROR
                          else self.util.RuntimeFailedConfig())

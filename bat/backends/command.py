@@ -226,7 +226,7 @@ class CommandBackend:
                 except ValueError as exc:
                     return self._result(config, Status.RUNTIME_ERROR, build, times, spent,
                                         f"{exc}: {step.stdout.strip()[-MESSAGE_CHARS:]!r}")
-            if keep is not None:
+            if keep is not None and spec.verify is not None:
                 check = run_step(self._render(spec.verify, config), build.workdir,
                                  spec.limits_s["verify"], tag=f"{build.tag}verify")
                 spent += check.seconds

@@ -13,7 +13,7 @@ load without them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -203,8 +203,9 @@ class Dataset:
     def counters(self) -> list[str]:
         return counter_columns(self.frame)
 
-    def row_of(self, config: Mapping[str, Any]) -> int | None:
-        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use."""
+    def row_of(self, config: Mapping[Any, Any]) -> int | None:
+        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use. Its keys
+        are the parameters' names (a frame's row, as ``to_dict`` gives it, types them as any label)."""
         if self._index is None:
             keys = zip(*(self.frame[p].map(_plain).tolist() for p in self.parameters), strict=True)
             self._index = {}
@@ -428,7 +429,7 @@ def _as_float_list(value: object) -> list[float]:
 
 def make_frame(
     parameters: tuple[str, ...] | list[str],
-    rows: list[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     where: str = "the data",
 ) -> pd.DataFrame:
     """Build a dataset frame from row dicts, filling core columns with defaults. A parameter named twice, or

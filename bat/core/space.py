@@ -28,6 +28,7 @@ from bat.core.limits import MAX_GROUP_SIZE
 
 if TYPE_CHECKING:
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 Value = int | float | str
 #: unranking works on batches of this many ranks (memory ~ batch x values of one parameter)
@@ -280,7 +281,7 @@ class SearchSpace:
                                  "the constraints")
         return cg.rank(self._groups, idx)
 
-    def unrank_valid(self, ranks: np.ndarray) -> np.ndarray:
+    def unrank_valid(self, ranks: ArrayLike) -> np.ndarray:
         """Value-index rows of the valid configurations with these ranks (id order)."""
         ranks = np.atleast_1d(np.asarray(ranks, dtype=np.int64))
         count = self.count_valid()

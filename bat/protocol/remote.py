@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         tuner = make_tuner(args.tuner, args.tuner_option)
         client.hello(tuner=args.tuner)
         problem = RemoteProblem(client)
+        assert client.problem is not None  # said hello: RemoteProblem checks it
         tuner.tune(problem, np.random.default_rng(client.problem["seed"]))
         client.done()
     except (BatError, ServerError) as exc:
