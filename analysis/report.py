@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from bat.analysis.portability import portability_matrix
 from bat.analysis.report_md import markdown
 from bat.analysis.score import aggregate, run_curve, score_runs, target_baseline
 from bat.analysis.sizes import size_row
-from bat.analysis.speedup import DEFINITIONS, max_speedup_over_median, speedup_over_default
+from bat.analysis.speedup import DEFINITIONS, Definition, max_speedup_over_median, speedup_over_default
 from bat.analysis.surrogate import surrogate_fitness
 from bat.core import quarantine
 from bat.core.atomic import write_text
@@ -117,7 +117,7 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     out["speedup"] = {"default_definition": settings.speedup_definition, "definitions": DEFINITIONS,
                       "values": {}}
     for g, d in data.datasets.items():
-        speedups = {k: max_speedup_over_median(d, k) for k in DEFINITIONS}
+        speedups = {k: max_speedup_over_median(d, k) for k in get_args(Definition)}
         out["speedup"]["values"][g] = {k: s.to_dict() for k, s in speedups.items()}
         check = published.check_speedup(b, g, speedups["all"].value)
         if check:

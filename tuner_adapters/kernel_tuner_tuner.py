@@ -178,7 +178,7 @@ class KernelTunerStrategy(Tuner):
             raise ValueError("max_stall and max_futile_restarts must be >= 1")
 
     @property
-    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]
+    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """Checks of :mod:`bat.testing` this strategy is known to fail, with the exception and reason."""
         declared = {}
         if self.strategy in self.TOO_SMALL:
@@ -189,7 +189,7 @@ class KernelTunerStrategy(Tuner):
         return declared
 
     @property
-    def slow(self) -> bool:  # type: ignore[override]
+    def slow(self) -> bool:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """Bayesian optimisation fits a Gaussian process per step: seconds on a tiny space."""
         return self.strategy == "bayes_opt"
 

@@ -88,7 +88,7 @@ def end_all() -> None:
     while True:
         for p in descendants(me):
             with contextlib.suppress(OSError):
-                os.kill(int(p["pid"]), signal.SIGKILL)  # type: ignore[call-overload]
+                os.kill(int(str(p["pid"])), signal.SIGKILL)
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass

@@ -129,7 +129,8 @@ class Benchmark:
                 raise SpaceSpecError(f"{self.path}: launch.{key}[{k}]: {expr.text!r} gives "
                                      f"{value!r}, not a positive integer")
             dims.append(value)
-        return (*dims, *[1] * (3 - len(dims)))  # type: ignore[return-value]
+        padded = [*dims, 1, 1, 1]
+        return padded[0], padded[1], padded[2]
 
 
 #: Entry-point group of benchmarks: ``name = "package.module"``, a package holding ``space.json``.

@@ -410,7 +410,7 @@ class Problem:
         check_repeats(repeats)
         factor = self.timeout_factor
         if timeout_factor is not None:
-            factor = min(check_factor(timeout_factor), factor or math.inf)  # type: ignore[type-var]
+            factor = min(check_factor(timeout_factor) or math.inf, factor or math.inf)
         tuner_s = self._lap()
         key, row = self._key_and_row(config)
         cfg = dict(zip(self._names, key, strict=True))
@@ -445,9 +445,9 @@ class Problem:
             measured = self._backend.evaluate(cfg)
             partial = (fewer_repeats(measured, repeats, self.draw_seed, row)
                        if repeats is not None and getattr(self._backend, "recorded", False) else None)
-            if partial is not None:
+            if partial is not None and repeats is not None:  # drawn only with repeats
                 result, kind, charged = partial, "partial", False
-                self._partial[key, repeats] = partial  # type: ignore[index]
+                self._partial[key, repeats] = partial
                 self.stats.partial += 1
                 self.stats.cost_s += partial.cost_s
                 compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
