@@ -197,8 +197,8 @@ def _centrality(variant: str, neighbourhood: str, p_grid: np.ndarray, f_min: np.
     if not run.converged:
         result.notes.append(f"PageRank stopped at its iteration limit ({run.iterations}) before its rule "
                             f"held (residual {run.residual:.3g}): not converged")
-    if rule.name == "networkx" and n_nodes * rule.tol >= 2.0:
-        result.notes.append(f"networkx's stopping rule (L1 change < N * tol = {n_nodes * rule.tol:.3g}) "
+    if rule.name == "networkx" and rule.threshold(n_nodes) >= 2.0:
+        result.notes.append(f"networkx's stopping rule (L1 change < N * tol = {rule.threshold(n_nodes):.3g}) "
                             "stops PageRank after one step at this size; use the l1 rule")
     return result
 

@@ -192,7 +192,7 @@ def random_search_curve(times: np.ndarray, budgets: Sequence[int] | None = None,
 
 
 def trace_relative_performance(traces: Sequence[pd.DataFrame], best_ms: float,
-                               budgets: Sequence[int]) -> np.ndarray:
+                               budgets: Sequence[int] | np.ndarray) -> np.ndarray:
     """(runs, budgets) best_ms / best_so_far after k charged evaluations (NaN past a run's end)."""
     out = np.full((len(traces), len(budgets)), np.nan)
     ks = np.asarray(budgets, dtype=int)

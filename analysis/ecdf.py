@@ -59,7 +59,7 @@ class Ladder:
 def hitting(run: RunCurve, ladder: Ladder) -> dict[str, tuple[int | None, float | None]]:
     """Per target label: (evaluations, seconds) at which ``run`` first reaches it, or None."""
     reached = ladder.reached(run.best, run.held)
-    out = {}
+    out: dict[str, tuple[int | None, float | None]] = {}
     for label, row in zip(ladder.labels, reached, strict=True):
         hit = np.flatnonzero(row)
         out[label] = (int(hit[0]) + 1, float(run.clock[hit[0]])) if len(hit) else (None, None)

@@ -21,7 +21,7 @@ more than the sweep), so a worker lost mid-run means running it again.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -153,7 +153,7 @@ def dask_pagerank(client: Client, fitness_rows: FitnessRows, shape: tuple[int, .
     n_nodes = sum(c[0] for c in counts)
     n_edges = sum(c[1] for c in counts)
 
-    def neighbours(b: int, edges: list[Future]) -> tuple[Future | None, Future | None]:
+    def neighbours(b: int, edges: Sequence[Future | None]) -> tuple[Future | None, Future | None]:
         return (edges[b - 1] if b > 0 else None), (edges[b + 1] if b + 1 < n else None)
 
     def sweep(forward: bool, om: float) -> float:

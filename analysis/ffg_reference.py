@@ -23,7 +23,7 @@ def reference_graph(fitness: np.ndarray, *, nodes: np.ndarray | None = None,
     f = np.asarray(fitness, dtype=float)
     shape = f.shape
     is_node = np.ones(shape, bool) if nodes is None else np.asarray(nodes, bool)
-    graph = nx.DiGraph()
+    graph: nx.DiGraph[tuple[int, ...]] = nx.DiGraph()
     for point in itertools.product(*(range(s) for s in shape)):
         if not is_node[point]:
             continue

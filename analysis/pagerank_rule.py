@@ -42,14 +42,15 @@ class StopRule:
     def __post_init__(self) -> None:
         if self.name not in RULES:
             raise UnknownNameError("PageRank stopping rule", self.name, list(RULES))
-        if self.tol is None:
-            object.__setattr__(self, "tol", DEFAULT_TOL[self.name])
-        if not self.tol > 0:
-            raise ValueError(f"PageRank tolerance must be > 0, got {self.tol!r}")
+        tol = DEFAULT_TOL[self.name] if self.tol is None else self.tol
+        object.__setattr__(self, "tol", tol)
+        if not tol > 0:
+            raise ValueError(f"PageRank tolerance must be > 0, got {tol!r}")
 
     def threshold(self, n_nodes: int) -> float:
         """The L1 bound the residual (or change) must meet on a graph of ``n_nodes`` nodes."""
-        return self.tol * n_nodes if self.name == "networkx" else self.tol
+        tol = DEFAULT_TOL[self.name] if self.tol is None else self.tol  # never None once made (__post_init__)
+        return tol * n_nodes if self.name == "networkx" else tol
 
     def describe(self) -> str:
         return f"{self.name} (tol {self.tol:g}): {RULES[self.name]}"

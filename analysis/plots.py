@@ -37,12 +37,13 @@ from bat.core.atomic import publish
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 #: characters per inch of figure width at the title font size (9 pt), measured on DejaVu Sans
 _CHARS_PER_INCH = 15
 #: The rc settings every figure is drawn and saved under: text is never mathtext (data is not code),
 #: and constrained layout places every title, label and legend.
-STYLE = {"text.parse_math": False, "figure.constrained_layout.use": True}
+STYLE: dict[RcKeyType, Any] = {"text.parse_math": False, "figure.constrained_layout.use": True}
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -185,8 +186,7 @@ def save_figure(fig: Figure, path: Path, *, svg: bool = True) -> Path:
     chosen = _formats.get() or (("png", "svg") if svg else ("png",))
     plain_ticks(fig)
     for fmt in chosen:
-        publish(path.with_suffix(f".{fmt}"), lambda tmp, fmt=fmt: fig.savefig(
-            tmp, dpi=150, bbox_inches="tight", format=fmt))
+        publish(path.with_suffix(f".{fmt}"), functools.partial(fig.savefig, dpi=150, bbox_inches="tight", format=fmt))
     pyplot().close(fig)
     return path.with_suffix(".png")
 

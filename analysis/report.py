@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from bat.analysis.portability import portability_matrix
 from bat.analysis.report_md import markdown
 from bat.analysis.score import aggregate, run_curve, score_runs, target_baseline
 from bat.analysis.sizes import size_row
-from bat.analysis.speedup import DEFINITIONS, max_speedup_over_median, speedup_over_default
+from bat.analysis.speedup import DEFINITIONS, Definition, max_speedup_over_median, speedup_over_default
 from bat.analysis.surrogate import surrogate_fitness
 from bat.core import quarantine
 from bat.core.atomic import write_text
@@ -117,9 +117,9 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     out["speedup"] = {"default_definition": settings.speedup_definition, "definitions": DEFINITIONS,
                       "values": {}}
     for g, d in data.datasets.items():
-        both = {k: max_speedup_over_median(d, k).to_dict() for k in DEFINITIONS}
-        out["speedup"]["values"][g] = both
-        check = published.check_speedup(b, g, both["all"]["value"])
+        speedups = {k: max_speedup_over_median(d, k) for k in get_args(Definition)}
+        out["speedup"]["values"][g] = {k: s.to_dict() for k, s in speedups.items()}
+        check = published.check_speedup(b, g, speedups["all"].value)
         if check:
             out["checks"].append(check)
     out["speedup"]["over_default"] = {g: speedup_over_default(d, d.meta.load_benchmark().raw.get("default")).to_dict()
@@ -160,10 +160,12 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     if settings.importance:
         imps = {}
         for i, (g, d) in enumerate(data.datasets.items()):
+            def share(f: float, i: int = i) -> None:
+                progress("importance", (i + f) / len(gpus))
+
             imps[g] = permutation_importance(
                 d, data.space, rng, repeats=settings.pfi_repeats, settings=settings.model,
-                max_rows=settings.pfi_max_rows,
-                progress=lambda f, i=i: progress("importance", (i + f) / len(gpus)))
+                max_rows=settings.pfi_max_rows, progress=share)
         out["importance"] = {g: imp.to_dict() for g, imp in imps.items()}
         reduced = reduced_parameters(imps)
         figs["importance"] = plots.plot_importance(
@@ -172,9 +174,9 @@ def analyze_benchmark(data: BenchmarkData, settings: AnalyzeSettings, figures: P
     progress("portability", 0.0)
     port = portability_matrix(data.datasets, {g: data.vendor(g) for g in gpus})
     out["portability"] = port.to_dict()
-    for i, r in enumerate(port.gpus):
-        for j, c in enumerate(port.gpus):
-            check = published.check_portability(b, r, c, port.matrix[i, j])
+    for i, row_gpu in enumerate(port.gpus):
+        for j, column_gpu in enumerate(port.gpus):
+            check = published.check_portability(b, row_gpu, column_gpu, port.matrix[i, j])
             if check:
                 out["checks"].append(check)
     figure = plots.plot_portability(b, port, figures / f"{b}_portability", out["gpus"])

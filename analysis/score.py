@@ -82,7 +82,7 @@ class Baseline:
     def mean_cost(self) -> float:
         return float(self.costs.mean())
 
-    def evals(self, ns: Sequence[int]) -> np.ndarray:
+    def evals(self, ns: Sequence[int] | np.ndarray) -> np.ndarray:
         """Exact expected best after each n evaluations (read-only; computed once per ``ns``)."""
         key = tuple(min(int(n), len(self.values)) for n in ns)
         if key not in self._evals:
@@ -119,7 +119,8 @@ class Baseline:
         out, ends = [], []
         for _ in range(simulations):
             drawn = rng.permutation(n)[:k]
-            done, times = stream_clock(self.compile_costs[drawn], device[drawn], self.costs[drawn], parallelism)
+            done, times = stream_clock(self.compile_costs[drawn].tolist(), device[drawn].tolist(),
+                                       self.costs[drawn].tolist(), parallelism)
             out.append(Ordering(drawn[done], np.asarray(times)))
             ends.append(times[top - 1])
         return float(np.mean(ends)), out

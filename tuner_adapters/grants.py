@@ -47,8 +47,8 @@ def python_tuner(spec: str) -> CodeGrant:
     top_name = cls.__module__.split(".")[0]
     top = sys.modules[top_name]
     where = [os.path.realpath(p) for p in getattr(top, "__path__", ())]
-    if not where and getattr(top, "__file__", None):
-        where = [os.path.realpath(top.__file__)]
+    if not where and (file := getattr(top, "__file__", None)):
+        where = [os.path.realpath(file)]
     mine = [p for p in where if not _beneath(p, base)]  # the tuner's own code, outside Python and BAT
     for path in mine:
         refuse_data(path, f"tuner {spec}")

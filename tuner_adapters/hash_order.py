@@ -41,7 +41,7 @@ def _ordered_local_search() -> type:
     return OrderedLocalSearch
 
 
-def smac_maximizer(facade: type, scenario: Any) -> Any:
+def smac_maximizer(facade: Any, scenario: Any) -> Any:
     """The acquisition maximizer ``facade`` builds for ``scenario``, its local search in a fixed order."""
     from smac.acquisition.maximizer.local_search import LocalSearch
 

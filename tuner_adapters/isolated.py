@@ -95,9 +95,10 @@ class IsolatedTuner(Tuner):
             raise ValueError(f"{self.spec} is an oracle: the target's measurements never leave the harness")
         for name in CAPABILITIES:  # the tuner's own declarations hold for its isolated runs
             setattr(self, name, getattr(inner, name))
-        self.proposes_batches = False  # over the protocol, one proposal is in flight at a time
-        if isinstance(getattr(inner, "argv", None), list):  # exec:PROGRAM: the program itself, sandboxed
-            self.argv = list(inner.argv)
+        # over the protocol, one proposal is in flight at a time (a capability set per instance, as above)
+        self.proposes_batches = False  # type: ignore[misc]
+        if isinstance(argv := getattr(inner, "argv", None), list):  # exec:PROGRAM: the program itself, sandboxed
+            self.argv = list(argv)
             self.code = grants.exec_program(self.argv, self.spec)
         else:
             self.argv = [sys.executable, "-m", "bat.protocol.remote", self.spec]

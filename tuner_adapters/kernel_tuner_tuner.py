@@ -184,7 +184,7 @@ class KernelTunerStrategy(Tuner):
             raise ValueError("max_stall and max_futile_restarts must be >= 1")
 
     @property
-    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]
+    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """Checks of :mod:`bat.testing` this strategy is known to fail, with the exception and reason."""
         declared = {}
         if self.strategy in self.TOO_SMALL:
@@ -200,7 +200,7 @@ class KernelTunerStrategy(Tuner):
         return RunsAhead(first=ALWAYS) if self.strategy in ("random_sample", "brute_force") else WAITS
 
     @property
-    def slow(self) -> bool:  # type: ignore[override]
+    def slow(self) -> bool:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """Bayesian optimisation fits a Gaussian process per step: seconds on a tiny space."""
         return self.strategy == "bayes_opt"
 
@@ -277,7 +277,7 @@ class _ProblemRunner:
                 self.stall += 1
             answer: dict[str, Any] = dict(config)
             if result.ok:
-                answer[OBJECTIVE] = float(result.objective_ms)
+                answer[OBJECTIVE] = result.fitness
             else:
                 error = (self.util.CompilationFailedConfig() if result.status is Status.COMPILE_ERROR
                          else self.util.RuntimeFailedConfig())

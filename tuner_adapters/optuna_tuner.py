@@ -73,7 +73,7 @@ class OptunaTuner(Tuner):
         return (startup, stall) if sampler in ("gp", "cmaes") else (stall,)
 
     @property
-    def proposes_batches(self) -> bool:  # type: ignore[override]
+    def proposes_batches(self) -> bool:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """TPE with a constant liar keeps every slot busy: the trials in flight count as the worst value
         seen so far, so the next proposal avoids them."""
         return self.sampler == "tpe" and self.constant_liar
@@ -88,7 +88,7 @@ class OptunaTuner(Tuner):
         return RunsAhead(first=self.n_startup_trials) if self.sampler == "tpe" else WAITS
 
     @property
-    def budget_agnostic(self) -> bool:  # type: ignore[override]
+    def budget_agnostic(self) -> bool:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """TPE and random never see the budget (ask/tell until the problem is exhausted); GP and
         CMA-ES are not checked (their extra packages are missing on the test machine)."""
         return self.sampler in ("tpe", "random")

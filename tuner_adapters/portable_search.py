@@ -72,7 +72,8 @@ class SplitMix64:
 class Oracle(Protocol):
     """What the strategies ask: validity, evaluations (a batch stops where the budget does), the budget."""
 
-    exhausted: bool
+    @property
+    def exhausted(self) -> bool: ...
 
     def valid(self, keys: Sequence[Key]) -> list[bool]: ...
 

@@ -35,10 +35,15 @@ import resource
 import signal
 import sys
 import time
+from typing import TYPE_CHECKING
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from sandbox import Sandbox  # this file runs as a script: its siblings by file
-from seccomp import deny_network
+if TYPE_CHECKING:  # the same two files, by their names in the package
+    from bat.tuner_adapters.sandbox import Sandbox
+    from bat.tuner_adapters.seccomp import deny_network
+else:  # this file runs as a script: its siblings by file
+    from sandbox import Sandbox
+    from seccomp import deny_network
 
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 #: processes named in the report at most (a fork bomb's thousands would not fit the report's pipe)
@@ -83,7 +88,7 @@ def end_all() -> None:
     while True:
         for p in descendants(me):
             with contextlib.suppress(OSError):
-                os.kill(int(p["pid"]), signal.SIGKILL)  # type: ignore[call-overload]
+                os.kill(int(str(p["pid"])), signal.SIGKILL)
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
@@ -126,9 +131,9 @@ def main(spec: dict) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     left = [p for p in descendants(os.getpid()) if p["pid"] != tuner]
     end_all()
-    own = resource.getrusage(resource.RUSAGE_SELF)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     report = {"status": status, "left": left[:MAX_LISTED], "left_count": len(left),
-              "supervisor_cpu_s": own.ru_utime + own.ru_stime}
+              "supervisor_cpu_s": usage.ru_utime + usage.ru_stime}
     os.write(report_fd, json.dumps(report).encode())
     return 0
 

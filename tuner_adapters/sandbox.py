@@ -157,7 +157,8 @@ def package_code(package: str = "bat") -> list[str]:
     out = [str(root)]
     for name in MAPPED:
         spec = importlib.util.find_spec(f"{package}.{name}")
-        real = Path(os.path.realpath(spec.submodule_search_locations[0])) if spec and spec.origin else None
+        where = spec.submodule_search_locations if spec and spec.origin else None
+        real = Path(os.path.realpath(where[0])) if where else None
         if real is None or real.is_relative_to(root):
             continue
         if any(real.rglob("*.parquet")):

@@ -66,6 +66,7 @@ import logging
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -154,7 +155,7 @@ class SmacTuner(Tuner):
         seed = library_seed(rng)
         cs, _ = configuration_space(space, seed)
         n_trials = problem.budget.max_evals or 10_000
-        scenario = Scenario(cs, name="bat", output_directory=outdir, deterministic=True,
+        scenario = Scenario(cs, name="bat", output_directory=Path(outdir), deterministic=True,
                             n_trials=n_trials, seed=seed, crash_cost=CRASH_COST)
         facade_cls = HyperparameterOptimizationFacade if self.facade == "hpo" else BlackBoxFacade
         parts: dict[str, Any] = {}
@@ -186,7 +187,7 @@ class SmacTuner(Tuner):
             charged = not seen and result.status is not Status.CONSTRAINT_VIOLATION
             stall = 0 if charged else stall + 1
             if result.ok:
-                facade.tell(info, TrialValue(cost=float(result.objective_ms)), save=False)
+                facade.tell(info, TrialValue(cost=result.fitness), save=False)
             else:
                 facade.tell(info, TrialValue(cost=CRASH_COST, status=StatusType.CRASHED), save=False)
 

@@ -36,7 +36,7 @@ Definitions (also written into every output):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -147,7 +147,7 @@ def analyse(campaign: Campaign, records: list[RunRecord], *, alpha: float = 0.05
     base = random_baseline(campaign)
     cell_rows = []
     for key, g in obs.groupby(CELL, sort=False):
-        e = base.get(f"{key[1]}/{key[2]}", {}).get(int(key[3]))
+        e = base.get(f"{key[1]}/{key[2]}", {}).get(int(cast(int, key[3])))  # the budget column: integers
         score = None
         if e is not None and e < 1.0:
             score = (float(g["rel_perf"].mean()) - e) / (1.0 - e)
@@ -168,7 +168,7 @@ def _pairwise(campaign: Campaign, obs: pd.DataFrame, alpha: float) -> pd.DataFra
         for i, a in enumerate(labels):
             for b in labels[i + 1:]:
                 u, p = mwu(perf[a], perf[b])
-                rows.append({"benchmark": bench, "gpu": gpu, "budget": int(budget), "a": a, "b": b,
+                rows.append({"benchmark": bench, "gpu": gpu, "budget": int(cast(int, budget)), "a": a, "b": b,
                              "n_a": len(perf[a]), "n_b": len(perf[b]), "u": u, "p": p,
                              "cles_a_better": cles(perf[a], perf[b])})
     frame = pd.DataFrame(rows, columns=["benchmark", "gpu", "budget", "a", "b", "n_a", "n_b", "u", "p",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bat.analysis.compare.study import Comparison, plan_campaign
 from bat.analysis.compare.study import compare as run_comparison
@@ -67,8 +67,8 @@ def outcome(done: Comparison, oracle_labels: Collection[str] = ()) -> CompareRes
     gate = None
     if g is not None:
         regressed = [] if g.regressed is None else [
-            {"label": r.label, "benchmark": r.benchmark, "gpu": r.gpu, "budget": int(r.budget), "median": r.median,
-             "median_baseline": r.median_baseline, "cles_better": r.cles_better, "p_holm": r.p_holm}
+            {"label": r.label, "benchmark": r.benchmark, "gpu": r.gpu, "budget": int(cast(int, r.budget)),
+             "median": r.median, "median_baseline": r.median_baseline, "cles_better": r.cles_better, "p_holm": r.p_holm}
             for r in g.regressed.itertuples()]
         gate = {"baseline": str(done.baseline), "compared": list(done.compared),
                 "passed": bool(done.compared) and g.passed, "regressed": regressed}

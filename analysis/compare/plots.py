@@ -55,8 +55,8 @@ def random_bands(campaign: Campaign) -> dict[tuple[str, str], np.ndarray]:
                 _BANDS[key] = None
             else:  # beyond the space's size every k is the whole space: computed once, not once per k
                 ks = np.arange(1, min(top, len(times)) + 1)
-                band = random_relative_performance_quantiles(times, ks, (0.25, 0.5, 0.75))
-                _BANDS[key] = np.concatenate([band, np.repeat(band[-1:], top - len(ks), axis=0)])
+                quantiles = random_relative_performance_quantiles(times, ks, (0.25, 0.5, 0.75))
+                _BANDS[key] = np.concatenate([quantiles, np.repeat(quantiles[-1:], top - len(ks), axis=0)])
         if (band := _BANDS[key]) is not None:
             out[(bench, gpu)] = band
     return out

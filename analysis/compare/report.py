@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,7 @@ def markdown(campaign: Campaign, analysis: Analysis) -> str:
               f"{n_sig} of {n_pairs} pairs differ significantly (Holm-adjusted p < {analysis.alpha:g}).", ""]
     sig = analysis.pairwise[analysis.pairwise["significant"]].sort_values("p_holm")
     if len(sig):
-        rows = [[f"{r.benchmark}/{r.gpu}", r.budget, f"`{r.a}` vs `{r.b}`", f"{r.cles_a_better:.2f}",
+        rows = [[f"{r.benchmark}/{r.gpu}", str(r.budget), f"`{r.a}` vs `{r.b}`", f"{r.cles_a_better:.2f}",
                  f"{r.p_holm:.2g}"] for r in sig.head(MAX_PAIR_ROWS).itertuples()]
         lines += [_table(["target", "budget", "A vs B", "CLES(A better)", "p (Holm)"], rows)]
         if len(sig) > MAX_PAIR_ROWS:
@@ -204,7 +204,8 @@ def write_iohprofiler(out: Path, campaign: Campaign, m: Methodology) -> Path:
     """The campaign's runs at its largest budget in the IOHprofiler format (``bat.analysis.iohprofiler``)."""
     from bat.analysis.iohprofiler import Function, write_campaign
 
-    functions, runs = [], {}
+    functions: list[Function] = []
+    runs: dict[str, dict[int, Any]] = {}
     for i, t in enumerate(m.targets, start=1):
         functions.append(Function(i, f"{t.benchmark}_{t.gpu}", len(t.dataset.parameters), t.baseline.f_fail))
         for label, curves in t.curves.items():
@@ -253,7 +254,7 @@ def _f(v: float | None) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def _records(frame: pd.DataFrame) -> list[dict[Hashable, Any]]:
     return frame.to_dict(orient="records")
 
 

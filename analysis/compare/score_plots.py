@@ -85,6 +85,7 @@ def ecdf_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Pa
         fig, panes = panels(len(m.targets))
         for ax, t in zip(panes, m.targets, strict=True):
             ladder = t.ladder
+            grid: np.ndarray
             if axis == "evaluations":
                 grid = np.arange(1, t.evaluations + 1)
                 rand = random_ecdf_evaluations(t.baseline, ladder, grid)
@@ -95,7 +96,7 @@ def ecdf_plots(m: Methodology, out: Path, axes: Sequence[str] = AXES) -> list[Pa
             mine = hits[(hits["benchmark"] == t.benchmark) & (hits["gpu"] == t.gpu)]
             for label, g in mine.groupby("label", sort=False):
                 values = [None if np.isnan(v) else v for v in g[column].to_numpy(dtype=float)]
-                ax.plot(grid, ecdf(values, grid), drawstyle="steps-post", lw=1.6, label=label, **styles[label])
+                ax.plot(grid, ecdf(values, grid), drawstyle="steps-post", lw=1.6, label=label, **styles[str(label)])
             ax.set(xlabel=XLABEL[axis], ylabel="fraction of (run, target) pairs reached", ylim=(0, 1.02))
             set_title(ax, f"{_target(t)}: targets {', '.join(ladder.labels)} of the optimum")
             ax.grid(alpha=0.3)

@@ -13,12 +13,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def mwu(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+def mwu(a: ArrayLike, b: ArrayLike) -> tuple[float, float]:
     """(U statistic of ``a``, two-sided p-value); p = 1 when both samples are constant and equal."""
     from scipy.stats import mannwhitneyu
 
@@ -30,7 +29,7 @@ def mwu(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     return float(res.statistic), (1.0 if np.isnan(p) else p)
 
 
-def cles(a: Sequence[float], b: Sequence[float]) -> float:
+def cles(a: ArrayLike, b: ArrayLike) -> float:
     """P(A > B) + P(A == B) / 2 over every pair (higher scores are better)."""
     x, y = np.asarray(a, dtype=float)[:, None], np.asarray(b, dtype=float)[None, :]
     if x.size == 0 or y.size == 0:
@@ -38,7 +37,7 @@ def cles(a: Sequence[float], b: Sequence[float]) -> float:
     return float(np.mean((x > y) + 0.5 * (x == y)))
 
 
-def holm(pvalues: Sequence[float]) -> np.ndarray:
+def holm(pvalues: ArrayLike) -> np.ndarray:
     """Holm-adjusted p-values (same order as given): max over j <= i of (m - j + 1) p_(j), capped at 1."""
     p = np.asarray(pvalues, dtype=float)
     order = np.argsort(p, kind="stable")
@@ -49,7 +48,7 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
-def summary(values: Sequence[float]) -> dict[str, float]:
+def summary(values: ArrayLike) -> dict[str, float]:
     """n, median, quartiles (numpy's linear interpolation), mean of one cell."""
     v = np.asarray(values, dtype=float)
     q1, med, q3 = np.quantile(v, [0.25, 0.5, 0.75])

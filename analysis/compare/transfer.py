@@ -168,8 +168,9 @@ def plan_transfer(*, tuners: list[str] | None = None, benchmarks: list[str] | No
         if not benchmarks:
             raise CampaignError(f"--study transfer: no benchmark has data of {MIN_GPUS} GPUs on one space")
     specs = tuple(TunerSpec.parse(t) for t in (tuners or DEFAULT_TUNERS))
-    common = {"tuners": specs, "budgets": (budget or DEFAULT_BUDGET,), "repeats": repeats or DEFAULT_REPEATS,
-              "seed": seed, "tuner_charge_s": tuner_charge_s, "isolate": isolate}
+    common: dict[str, Any] = {"tuners": specs, "budgets": (budget or DEFAULT_BUDGET,),
+                              "repeats": repeats or DEFAULT_REPEATS, "seed": seed, "tuner_charge_s": tuner_charge_s,
+                              "isolate": isolate}
     vendors = {b: vendors_of_space(b) for b in benchmarks}
     everything = tuple((b, g) for b in benchmarks for g in sorted(vendors[b]))
     splits = [Campaign(targets=everything, prior=ALL_OTHERS, **common)]

@@ -157,9 +157,9 @@ def matrix_figure(result: TransferResult, out: Path) -> Path:
         grid = grids[label]
         for i, sp in enumerate(splits):
             for j, (b, g) in enumerate(targets):
-                r = cell.get((label, sp, b, g))
-                if r is not None and r["random_exact_median"]:
-                    text = f"{r['median'] / r['random_exact_median']:.2g}" + ("+" if r["median"] > s.budget else "")
+                c = cell.get((label, sp, b, g))
+                if c is not None and c["random_exact_median"]:
+                    text = f"{c['median'] / c['random_exact_median']:.2g}" + ("+" if c["median"] > s.budget else "")
                     ax.text(j, i, text, ha="center", va="center", fontsize=6)
         image = ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto")
         ax.set_yticks(range(len(splits)), [split_name(sp) for sp in splits], fontsize=7)

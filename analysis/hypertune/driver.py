@@ -218,10 +218,10 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
         if u.key in tried:
             r = tried[u.key]
         else:
-            r = store.get(u.key)
-            if r is None:
+            stored = store.get(u.key)
+            if stored is None:
                 return None
-            tried[u.key] = r
+            r = tried[u.key] = stored
             tally.add(r, False, True)
         return float("nan") if r["score"] is None else float(r["score"])
 
@@ -246,7 +246,7 @@ def _run(p: Plan, out: Path, store: UnitStore, executor: Executor, workers: int,
                    for d in (p.split.train, p.split.heldout) for s in (best, defaults)]
     tally.begin("final", len(set(final_units)))  # the best may be the defaults: one unit per set
     finals = evaluate(final_units, False)
-    final = {}
+    final: dict[str, Any] = {}
     for name, (b, d) in (("train", finals[0:2]), ("heldout", finals[2:4])):
         final[name] = {"best": _summary(b), "defaults": _summary(d),
                        "improvement": paired_difference(b["per_target"], d["per_target"], p.seed)}

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from bat.core.dataset import Status
-from bat.core.problem import Budget, EvalResult, Problem
+from bat.core.problem import Backend, Budget, EvalResult, Problem, no_noise
 from bat.core.space import SearchSpace
 
 
@@ -49,8 +49,8 @@ class _Answers:
     def describe(self) -> str:
         return "inner campaigns scored by the methodology score"
 
-    def evaluate(self, config: dict[str, Any]) -> EvalResult:
-        score = self.known(config)
+    def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
+        score = self.known(dict(config))
         if score is None:
             if len(self.pending) >= self.batch:
                 raise _BatchFull
@@ -61,6 +61,9 @@ class _Answers:
         if not math.isfinite(score):
             return EvalResult(config=dict(config), status=Status.RUNTIME_ERROR, message="no score")
         return EvalResult(config=dict(config), status=Status.OK, objective_ms=math.exp(-score), cost_s=0.0)
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)
 
     def close(self) -> None:
         """Nothing to release."""

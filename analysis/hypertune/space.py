@@ -59,6 +59,8 @@ def _ranged(p: HyperParam, spec: str, text: str) -> HyperParam:
             raise HypertuneError(f"--range {text!r}: choices of {p.name} are {'|'.join(map(str, p.choices))}")
         return replace(p, choices=picked, default=p.default if p.default in picked else picked[0])
     low_text, sep, high_text = spec.partition(":")
+    low: float | None
+    high: float | None
     try:
         low, high = (int(low_text), int(high_text)) if p.kind == "int" else (float(low_text), float(high_text))
     except ValueError:

@@ -48,7 +48,7 @@ from bat.core.commandspec import DIR_PLACEHOLDER, CommandSpec, Template, value_t
 from bat.core.dataset import Status
 from bat.core.errors import BackendError
 from bat.core.lifetime import TAG_VARIABLE, kill_tagged
-from bat.core.problem import EvalResult
+from bat.core.problem import Backend, EvalResult, no_noise
 
 if TYPE_CHECKING:
     from bat.core.benchmark import Benchmark
@@ -226,7 +226,7 @@ class CommandBackend:
                 except ValueError as exc:
                     return self._result(config, Status.RUNTIME_ERROR, build, times, spent,
                                         f"{exc}: {step.stdout.strip()[-MESSAGE_CHARS:]!r}")
-            if keep is not None:
+            if keep is not None and spec.verify is not None:
                 check = run_step(self._render(spec.verify, config), build.workdir,
                                  spec.limits_s["verify"], tag=f"{build.tag}verify")
                 spent += check.seconds
@@ -255,6 +255,9 @@ class CommandBackend:
         except KeyError as exc:
             raise BackendError(f"configuration lacks parameter {exc.args[0]!r} of "
                                f"{self.benchmark}") from None
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)
 
     def close(self) -> None:
         """Cancel compiles not yet started, wait for running ones, remove their directories."""

@@ -258,7 +258,7 @@ class Campaign:
 
     def runs(self) -> list[RunSpec]:
         """Every run of the campaign, longest first (so a pool's last tasks are short)."""
-        out = []
+        out: list[RunSpec] = []
         for t in self.tuners:
             groups = [self.budgets] if self._prefixes(t) else [(b,) for b in self.budgets]
             for bench, gpu in self.targets:

@@ -87,7 +87,7 @@ def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str 
     key = (benchmark, gpu, backend, dataset, prior)
     if key not in _TARGETS:
         if prior:
-            others = {g: load_target(benchmark, g).dataset for g in prior}
+            others = {g: ds for g in prior if (ds := load_target(benchmark, g).dataset) is not None}  # replayed
             _TARGETS[key] = with_prior(load_target(benchmark, gpu, backend, dataset), others)
         elif dataset:
             _TARGETS[key] = replay_target(benchmark, gpu, path=Path(dataset))
@@ -158,7 +158,9 @@ def _budget_result(trace: pd.DataFrame, params: list[str], budget: int, target: 
     if spec.noise != "none" and target.dataset is not None:
         # the tuner chose by a noisy observation; the run is judged by the recorded objective
         out["observed_ms"] = best
-        best = float(target.dataset.frame["objective_ms"].iloc[target.dataset.row_of(config)])
+        recorded = target.dataset.row_of(config)
+        assert recorded is not None  # replayed: every configuration answered is a row of the dataset
+        best = float(target.dataset.frame["objective_ms"].iloc[recorded])
     out.update(best_ms=best, config=config, rel_perf=best_known / best)
     if spec.remeasure:
         rng = np.random.default_rng([spec.seed, budget])

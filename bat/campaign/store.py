@@ -69,6 +69,7 @@ class RunRecord:
     @property
     def trace(self) -> pd.DataFrame:
         if self._trace is None:
+            assert self._encoded is not None  # one of the two, always (__init__)
             self._trace = decode_trace(self._encoded)
             self._encoded = None
         return self._trace
@@ -79,7 +80,7 @@ class RunRecord:
 
     def encode(self) -> Encoded:
         """The run as it is stored."""
-        trace = encode_trace(self._trace) if self._encoded is None else self._encoded
+        trace = encode_trace(self.trace) if self._encoded is None else self._encoded
         return self.run_id, json.dumps(self.meta, sort_keys=True, default=str), trace
 
     @classmethod

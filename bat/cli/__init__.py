@@ -104,7 +104,8 @@ def _interruptible(command: Callable[..., Any]) -> Callable[..., Any]:
 
 _register()
 for _info in app.registered_commands:
-    _info.callback = _interruptible(_info.callback)
+    if _info.callback is not None:
+        _info.callback = _interruptible(_info.callback)
 
 
 def main(argv: list[str] | None = None) -> int:

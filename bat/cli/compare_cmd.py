@@ -7,7 +7,7 @@ when a cell regressed against the baseline, 2 on a usage or BAT error.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -232,7 +232,7 @@ def _transfer(study: str, *, tuners: list[str] | None, benchmarks: list[str] | N
     say("transfer study: {}", "; ".join(f"{split_name(c.prior)}: {len(c.targets)} targets" for c in plan.splits))
     say("report: {}; numbers: {}", paths["summary"], paths["json"])
     summary = result.summary()
-    scores = {}
+    scores: dict[str, dict[str, Any]] = {}
     for label, e in summary.items():
         m = e.get("methodology_evaluations") or {"score": None}
         scores[label] = {"score": m["score"], **{k: e[k] for k in ("methodology_evaluations", "methodology_time")

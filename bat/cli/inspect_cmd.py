@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import typer
 
@@ -70,6 +71,7 @@ def inspect(
 
     bench = load_benchmark(benchmark)
     space = bench.space
+    cfg: dict[str, Any]
     if random:
         cfg = space.config(space.sample_valid(1, np.random.default_rng(seed))[0])
     elif config:

@@ -43,9 +43,9 @@ def list_(what: What = typer.Argument(What.all, help="What to list."),
         document({"tuner_options": records})
         return
     found: dict[str, Records] = {}
-    for kind, (records, table) in TABLES.items():
+    for kind, (rows_of, table) in TABLES.items():
         if what in (What.all, kind):
-            found[kind.value] = records()
+            found[kind.value] = rows_of()
             console.print(table(found[kind.value]))
     document(found)
 

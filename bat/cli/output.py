@@ -74,6 +74,7 @@ def configure(*, json_output: bool, quiet: bool, command: str) -> None:
     mode = Mode(json=json_output, quiet=quiet, command=command)
     for c in (console, err_console):
         c.soft_wrap = not c.is_terminal
+        # None: the terminal's own width again (rich's setter takes it; its annotation says int)
         c.width = None if c.is_terminal else LOG_WIDTH  # type: ignore[assignment]
     console.quiet = json_output
 

@@ -81,7 +81,7 @@ def record(
                                max_seconds=max_seconds, workers=workers, repeats=repeats or 7,
                                timeout_s=timeout or 10.0, counters=counters, on_note=lambda m: say("{}", m),
                                on_start=on_start, on_record=on_record)
-        if done.outcome is None:
+        if done.outcome is None or done.dataset is None:  # complete already: nothing recorded now
             return
         dataset, outcome, out, broken = done.dataset, done.outcome, done.out, done.broken
     summary = ", ".join(f"{k} {v}" for k, v in sorted(dataset.frame["status"].value_counts().items()))

@@ -99,8 +99,12 @@ def run(
         tuner_option = [*pairs, *tuner_option]
     tuner_obj = make_tuner(spec, tuner_option)  # an unknown tuner or option fails before any work
     if isolate:  # its own process; the first line says which sandbox it gets
-        tuner_obj = make_tuner(f"isolate:{spec}", options=tuple(tuner_option))
-        say("{}", tuner_obj.sandbox.describe())
+        from bat.tuner_adapters.isolated import IsolatedTuner
+
+        isolated = make_tuner(f"isolate:{spec}", options=tuple(tuner_option))
+        assert isinstance(isolated, IsolatedTuner)
+        say("{}", isolated.sandbox.describe())
+        tuner_obj = isolated
     from bat.cli.data_cmd import import_on_the_fly
 
     chosen = (import_on_the_fly(dataset, benchmark) or resolve_dataset(dataset).path) if dataset else None

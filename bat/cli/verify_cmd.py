@@ -83,7 +83,8 @@ def verify(
         chosen += wider(bench, random, seed)
     if not chosen:
         raise typer.BadParameter("give --config, --first, --random N or --ci")
-    is_hip = session.check_source(text, source.name) if source else False  # a HIP name the layer lacks: exit 2
+    # a HIP name the layer lacks: exit 2
+    is_hip = session.check_source(text, source.name) if source and text is not None else False
     described = session.describe()
     say("[bold]{}[/]: {}", CORRECTNESS_ONLY, described)
     if source:

@@ -317,7 +317,7 @@ def compare(op: str, a: Any, b: Any) -> Any:
 
     def python(x: Any, y: Any) -> bool:
         try:
-            return func(x, y)
+            return bool(func(x, y))
         except TypeError:
             raise ArithmeticRefused(f"cannot order {type(x).__name__} {x!r} against "
                                     f"{type(y).__name__} {y!r}") from None

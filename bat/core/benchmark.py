@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,22 @@ class ProblemSize:
 
     def describe(self) -> str:
         return f"{self.name} size ({', '.join(f'{k}={v}' for k, v in self.values.items())})"
+
+    @cached_property
+    def extents(self) -> dict[str, int]:
+        """The values as a kernel runner takes them (``extents``)."""
+        return extents(self.values)
+
+
+def extents(values: Mapping[str, int | float]) -> dict[str, int]:
+    """Problem-size values as a kernel runner takes them, counts of elements: each a whole number, else a
+    SpaceSpecError."""
+    out: dict[str, int] = {}
+    for name, value in values.items():
+        if value != int(value):
+            raise SpaceSpecError(f"problem size {name} = {value!r}: a kernel's sizes are whole numbers")
+        out[name] = int(value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -113,7 +129,8 @@ class Benchmark:
                 raise SpaceSpecError(f"{self.path}: launch.{key}[{k}]: {expr.text!r} gives "
                                      f"{value!r}, not a positive integer")
             dims.append(value)
-        return (*dims, *[1] * (3 - len(dims)))  # type: ignore[return-value]
+        padded = [*dims, 1, 1, 1]
+        return padded[0], padded[1], padded[2]
 
 
 #: Entry-point group of benchmarks: ``name = "package.module"``, a package holding ``space.json``.

@@ -107,6 +107,7 @@ class Group:
         """Digit columns (k, m) of the valid part, in id order (computed once)."""
         if self._cols is None:
             self._evaluate()
+        assert self._cols is not None
         return self._cols
 
     def valid(self, progress: Callable[[int], None] | None = None) -> np.ndarray:
@@ -115,6 +116,7 @@ class Group:
             self._evaluate()
         if progress is not None:
             progress(self.size)
+        assert self._valid is not None
         return self._valid
 
     def contains_one(self, local_id: int) -> bool:
@@ -133,10 +135,12 @@ class Group:
                 mask = np.zeros(self.size, dtype=bool)
                 mask[self.valid()] = True
                 self._mask = mask
-            return self._mask[local_ids]
+            inside: np.ndarray = self._mask[local_ids]
+            return inside
         valid = self.valid()
         pos = np.searchsorted(valid, local_ids)
-        return (pos < len(valid)) & (valid[np.minimum(pos, len(valid) - 1)] == local_ids)
+        found: np.ndarray = (pos < len(valid)) & (valid[np.minimum(pos, len(valid) - 1)] == local_ids)
+        return found
 
     def count_in(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Number of valid local ids in [lo, hi) (elementwise)."""

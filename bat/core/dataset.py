@@ -13,7 +13,7 @@ load without them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -170,7 +170,7 @@ class Dataset:
     frame: pd.DataFrame
     meta: DatasetMeta
     parameters: tuple[str, ...]
-    _index: dict[tuple, int] | None = field(default=None, init=False, repr=False, compare=False)
+    _index: dict[tuple[Any, ...], int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = [c for c in (*self.parameters, *CORE_COLUMNS) if c not in self.frame.columns]
@@ -203,8 +203,9 @@ class Dataset:
     def counters(self) -> list[str]:
         return counter_columns(self.frame)
 
-    def row_of(self, config: Mapping[str, Any]) -> int | None:
-        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use."""
+    def row_of(self, config: Mapping[Any, Any]) -> int | None:
+        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use. Its keys
+        are the parameters' names (a frame's row, as ``to_dict`` gives it, types them as any label)."""
         if self._index is None:
             keys = zip(*(self.frame[p].map(_plain).tolist() for p in self.parameters), strict=True)
             self._index = {}
@@ -328,7 +329,7 @@ class Dataset:
         try:
             schema = pq.read_schema(path)
         except (pa.ArrowInvalid, OSError) as exc:
-            raise _not_parquet(path, exc) from exc
+            raise _not_parquet(Path(path), exc) from exc
         meta = schema.metadata or {}
         if META_KEY not in meta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
@@ -354,7 +355,7 @@ def check_column_types(table: pa.Table, parameters: tuple[str, ...], where: str)
     import pyarrow.types as pat
 
     def number(kind: pa.DataType) -> bool:
-        return pat.is_integer(kind) or pat.is_floating(kind) or pat.is_null(kind)
+        return bool(pat.is_integer(kind) or pat.is_floating(kind) or pat.is_null(kind))
 
     def text(kind: pa.DataType) -> bool:
         return pat.is_string(kind) or pat.is_large_string(kind) or pat.is_null(kind) or (
@@ -428,7 +429,7 @@ def _as_float_list(value: object) -> list[float]:
 
 def make_frame(
     parameters: tuple[str, ...] | list[str],
-    rows: list[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     where: str = "the data",
 ) -> pd.DataFrame:
     """Build a dataset frame from row dicts, filling core columns with defaults. A parameter named twice, or

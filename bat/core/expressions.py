@@ -139,7 +139,8 @@ class _Compiler:
         method = getattr(self, "_" + type(node).__name__, None)
         if method is None:
             raise self.fail(node, f"forbidden {_describe(node)}")
-        return method(node)
+        evaluator: Evaluator = method(node)
+        return evaluator
 
     def _Constant(self, node: ast.Constant) -> Evaluator:
         value = node.value

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -118,15 +118,15 @@ class KernelRunner(ABC):
         return []
 
     @abstractmethod
-    def reference(self, inputs: Mapping[str, np.ndarray], size: Mapping[str, int]) -> dict:
+    def reference(self, inputs: Mapping[str, np.ndarray], size: Mapping[str, int]) -> dict[str, Any]:
         """The expected outputs, computed with NumPy (maybe on a sampled subset: see subclass)."""
 
     @abstractmethod
-    def verify(self, outputs: Mapping[str, np.ndarray], reference: Mapping) -> CheckResult:
+    def verify(self, outputs: Mapping[str, np.ndarray], reference: Mapping[str, Any]) -> CheckResult:
         """Compare device outputs (host copies) with ``reference``; the tolerance is stated."""
 
     @abstractmethod
-    def input_recipe(self, size: Mapping[str, int], seed: int) -> dict:
+    def input_recipe(self, size: Mapping[str, int], seed: int) -> dict[str, Any]:
         """Sizes, seed and distributions: recorded with every dataset."""
 
     def flops(self, size: Mapping[str, int]) -> float | None:
@@ -146,7 +146,8 @@ class KernelRunner(ABC):
 
     def source_path(self) -> Path:
         """The kernel's CUDA source file (the space file's ``kernel.source``, else ``source``)."""
-        return self.bench.directory / self.bench.kernel.get("source", self.source)
+        source: str = self.bench.kernel.get("source", self.source)
+        return self.bench.directory / source
 
     def prepare_source(self, source: str, config: Mapping[str, object]) -> str:
         """The source text as compiled for ``config`` (default: unchanged; the macros carry the configuration)."""

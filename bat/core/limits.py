@@ -147,8 +147,10 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):  # json would keep the last silently: a configuration listed twice, say
         seen: set[str] = set()
-        key = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"the key {key[:80]!r} appears twice in one object")
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:80]!r} appears twice in one object")
+            seen.add(key)
     return obj
 
 
@@ -165,7 +167,8 @@ def loads(text: str | bytes, where: str, *, finite: bool = True) -> Any:
     """
     try:
         value = json.loads(text, parse_int=_parse_int, object_pairs_hook=_object,
-                           **({"parse_float": _parse_float, "parse_constant": _refuse_constant} if finite else {}))
+                           parse_float=_parse_float if finite else None,
+                           parse_constant=_refuse_constant if finite else None)
     except RecursionError:
         raise InputLimitError(f"{where}: JSON nested deeper than the limit of {MAX_DEPTH}") from None
     except json.JSONDecodeError:

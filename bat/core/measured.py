@@ -9,18 +9,29 @@ through this protocol, so that they need not import the Problem's module
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from dataclasses import Field
+from typing import Any, ClassVar, Protocol, TypeVar
 
 
 class Measured(Protocol):
-    """The result of one evaluation: its times, the parts of its charge, its extras."""
+    """The result of one evaluation (a dataclass, frozen or not): its times, the parts of its charge, its extras."""
 
-    objective_ms: float | None
-    times_ms: tuple[float, ...]
-    compile_s: float
-    verify_s: float
-    extra: Mapping[str, float]
-    __dataclass_fields__: dict[str, Any]
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def objective_ms(self) -> float | None: ...
+
+    @property
+    def times_ms(self) -> tuple[float, ...]: ...
+
+    @property
+    def compile_s(self) -> float: ...
+
+    @property
+    def verify_s(self) -> float: ...
+
+    @property
+    def extra(self) -> Mapping[str, float]: ...
 
     @property
     def ok(self) -> bool: ...

@@ -40,13 +40,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from bat.core.ahead import WAITS, RunsAhead
 from bat.core.dataset import Status
-from bat.core.errors import BudgetExhaustedError, ProblemClosedError, TunerError
+from bat.core.errors import BackendError, BudgetExhaustedError, ProblemClosedError, TunerError
 from bat.core.facts import TargetFacts
 from bat.core.fidelity import check_repeats, fewer_repeats
 from bat.core.flight import InFlight
@@ -107,7 +107,24 @@ class Backend(Protocol):
 
     def evaluate(self, config: Config) -> EvalResult: ...
 
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        """This backend with its objective drawn under the noise mode ``noise`` (bat.backends.replay.NOISE_MODES)
+        from ``seed``. Only recorded data has repeats to draw from: any other backend answers "none" with itself
+        and refuses the rest (``no_noise``)."""
+        ...
+
     def close(self) -> None: ...
+
+
+B = TypeVar("B", bound=Backend)
+
+
+def no_noise(backend: B, noise: str) -> B:
+    """``Backend.with_noise`` of a backend with no recorded repeats: itself for "none", else a BackendError."""
+    if noise != "none":
+        raise BackendError(f"noise {noise!r}: the {backend.name} backend has no recorded repeats to draw noise from "
+                           "(only replay has)")
+    return backend
 
 
 class Observer(Protocol):
@@ -224,8 +241,8 @@ class Problem:
         self.observers = list(observers)
         self.stats = ProblemStats()
         self.best: EvalResult | None = None
-        self._seen: dict[tuple, EvalResult] = {}
-        self._profiled: set[tuple] = set()
+        self._seen: dict[tuple[Any, ...], EvalResult] = {}
+        self._profiled: set[tuple[Any, ...]] = set()
         self._step = 0
         self._clock: float | None = None
         self._pending_s = 0.0
@@ -245,7 +262,7 @@ class Problem:
         self.draw_seed = int(draw_seed)
         #: how far the tuner's proposals run ahead of its results (bat.core.ahead), from its declaration
         self.runs_ahead = runs_ahead
-        self._partial: dict[tuple[tuple, int], EvalResult] = {}  # (configuration, repeats) -> partial answer
+        self._partial: dict[tuple[tuple[Any, ...], int], EvalResult] = {}  # (configuration, repeats) -> partial answer
         #: job -> (result, kind, charged, tuner time, profiled) of each answer to come
         self._flight: InFlight[tuple[EvalResult, str, bool, float, bool]] = InFlight(parallelism)
         self._names = tuple(space.names)
@@ -273,11 +290,11 @@ class Problem:
     def is_evaluated(self, config: Config) -> bool:
         return self.key(config) in self._seen
 
-    def key(self, config: Config) -> tuple:
+    def key(self, config: Config) -> tuple[Any, ...]:
         """The configuration as a tuple of values in parameter order (checked)."""
         return self._key_and_row(config)[0]
 
-    def _key_and_row(self, config: Config) -> tuple[tuple, list[int]]:
+    def _key_and_row(self, config: Config) -> tuple[tuple[Any, ...], list[int]]:
         """The key and the value indices of a configuration (checked)."""
         if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
@@ -400,7 +417,7 @@ class Problem:
         check_repeats(repeats)
         factor = self.timeout_factor
         if timeout_factor is not None:
-            factor = min(check_factor(timeout_factor), factor or math.inf)  # type: ignore[type-var]
+            factor = min(check_factor(timeout_factor) or math.inf, factor or math.inf)
         # a measurement cut off at the best so far starts once the answers before it came: it runs no earlier
         ahead = self.runs_ahead.ignored(self._step) if factor is None and self.runs_ahead else 0
         tuner_s = self._lap()
@@ -437,14 +454,15 @@ class Problem:
             measured = self._backend.evaluate(cfg)
             partial = (fewer_repeats(measured, repeats, self.draw_seed, row)
                        if repeats is not None and getattr(self._backend, "recorded", False) else None)
-            if partial is not None:
+            if partial is not None and repeats is not None:  # drawn only with repeats
                 result, kind, charged = partial, "partial", False
-                self._partial[key, repeats] = partial  # type: ignore[index]
+                self._partial[key, repeats] = partial
                 self.stats.partial += 1
                 self.stats.cost_s += partial.cost_s
                 compile_s, device_s, total_s = partial.compile_s, partial.device_s, partial.cost_s
-                return self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
-                                          device_s, total_s, ahead)
+                self._schedule_job(result, kind, charged, tuner_s, profiled, (key, repeats), compile_s,
+                                   device_s, total_s, ahead)
+                return None
             result = measured if factor is None else cut_off(measured, factor,
                                                              self.best.objective_ms if self.best else None)
             self._seen[key] = result
@@ -456,17 +474,17 @@ class Problem:
                 self.stats.failed += 1
             kind, charged = "evaluated", True
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
-        return self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s, ahead)
+        self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s, ahead)
+        return None
 
     def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
-                      key: tuple, compile_s: float, device_s: float, total_s: float, ahead: int = 0) -> None:
+                      key: tuple[Any, ...], compile_s: float, device_s: float, total_s: float, ahead: int = 0) -> None:
         """Put one answered proposal on the clock (bat.core.flight); ``key`` names what it measures
         (a partial measurement: the configuration and its repeats) or what it repeats; ``ahead``: the
         latest answers it ignored."""
         self._flight.add((result, kind, charged, tuner_s, profiled), key, measures=kind in ("evaluated", "partial"),
                          compile_s=compile_s, device_s=device_s, total_s=total_s, ahead=ahead)
         self._clock_mark()
-        return None
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""

@@ -28,6 +28,7 @@ from bat.core.limits import MAX_GROUP_SIZE
 
 if TYPE_CHECKING:
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 Value = int | float | str
 #: unranking works on batches of this many ranks (memory ~ batch x values of one parameter)
@@ -55,7 +56,7 @@ class Constraint:
 
 def _value_array(values: tuple[Value, ...]) -> np.ndarray:
     """int64 or float64 when that holds every value exactly, else Python objects (exact, slower)."""
-    if all(isinstance(v, int) for v in values) and all(-(2**63) <= v < 2**63 for v in values):
+    if all(isinstance(v, int) and -(2**63) <= v < 2**63 for v in values):
         return np.array(values, dtype=np.int64)
     if all(isinstance(v, float) or (isinstance(v, int) and abs(v) <= 2**53) for v in values):
         return np.array(values, dtype=np.float64)
@@ -160,7 +161,8 @@ class SearchSpace:
             if name not in frame.columns:
                 raise SpaceSpecError(f"{self.name}: configuration lacks parameter {name!r}")
             column = frame[name].to_numpy()
-            out[:, j] = self._lookup[j].get_indexer(column) if len(frame) else 0
+            # pandas takes any array here; its stubs name only an Index
+            out[:, j] = self._lookup[j].get_indexer(column) if len(frame) else 0  # type: ignore[arg-type]
             bad = np.flatnonzero(out[:, j] < 0)
             if len(bad):
                 value = column.tolist()[bad[0]]
@@ -183,11 +185,13 @@ class SearchSpace:
 
     def index(self, config: Mapping[str, Any]) -> np.ndarray:
         """Value-index row (d,) of one configuration dict."""
-        return self.encode([config])[0]
+        row: np.ndarray = self.encode([config])[0]
+        return row
 
     def to_ids(self, idx: np.ndarray) -> np.ndarray:
         """Flat mixed-radix ids (last parameter fastest) of value-index rows."""
-        return self._rows(idx) @ self.strides
+        ids: np.ndarray = self._rows(idx) @ self.strides
+        return ids
 
     def from_ids(self, ids: np.ndarray) -> np.ndarray:
         """Value-index rows of flat ids."""
@@ -277,7 +281,7 @@ class SearchSpace:
                                  "the constraints")
         return cg.rank(self._groups, idx)
 
-    def unrank_valid(self, ranks: np.ndarray) -> np.ndarray:
+    def unrank_valid(self, ranks: ArrayLike) -> np.ndarray:
         """Value-index rows of the valid configurations with these ranks (id order)."""
         ranks = np.atleast_1d(np.asarray(ranks, dtype=np.int64))
         count = self.count_valid()

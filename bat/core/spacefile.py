@@ -13,6 +13,7 @@ import keyword
 import math
 import unicodedata
 from pathlib import Path
+from types import UnionType
 from typing import Any
 
 from bat.core.errors import SpaceSpecError
@@ -42,22 +43,22 @@ class _Checker:
     def fail(self, path: str, problem: str) -> SpaceSpecError:
         return SpaceSpecError(f"{self.source}: {path}: {problem}")
 
-    def typed(self, value: Any, kind: type | tuple[type, ...], path: str, what: str) -> Any:
+    def typed(self, value: Any, kind: type | UnionType | tuple[type, ...], path: str, what: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, kind):
             raise self.fail(path, f"expected {what}, got {json.dumps(value)[:60]}")
         return value
 
     def identifier(self, name: Any, path: str) -> str:
-        self.typed(name, str, path, "a name")
+        text: str = self.typed(name, str, path, "a name")
         if not name.isidentifier() or keyword.iskeyword(name) or name in FUNCTION_NAMES:
             raise self.fail(path, f"{name!r} is not usable as a name in expressions")
         if (normal := unicodedata.normalize("NFKC", name)) != name:
             # Python reads identifiers in NFKC form: 'ﬁ' and 'fi' would be one name in expressions
             raise self.fail(path, f"{name!r} is not in Unicode NFKC form; write it as {normal!r}")
-        return name
+        return text
 
-    def numbers(self, raw: dict, key: str) -> dict[str, int | float]:
-        table = self.typed(raw[key], dict, key, "an object of numbers")
+    def numbers(self, raw: dict[str, Any], key: str) -> dict[str, int | float]:
+        table: dict[str, int | float] = self.typed(raw[key], dict, key, "an object of numbers")
         for name, value in table.items():
             self.identifier(name, f"{key}.{name}")
             self.typed(value, int | float, f"{key}.{name}", "a number")
@@ -205,8 +206,8 @@ def validate_space_dict(raw: Any, source: str) -> tuple[list[Parameter], list[Co
     if "constants" in raw and (both := set(raw["constants"]) & set(raw["problem_size"])):
         raise check.fail(f"constants.{sorted(both)[0]}", "name clashes with problem_size")
     for key in SIZES:
-        if extra := set(raw.get(key, {})) - set(raw["problem_size"]):
-            raise check.fail(f"{key}.{sorted(extra)[0]}", "not a problem_size key")
+        if unknown := set(raw.get(key, {})) - set(raw["problem_size"]):
+            raise check.fail(f"{key}.{sorted(unknown)[0]}", "not a problem_size key")
     for key in ("kernel", "command"):
         if key in raw:
             check.typed(raw[key], dict, key, "an object")

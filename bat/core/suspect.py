@@ -29,7 +29,7 @@ def suspect_reasons(frame: pd.DataFrame, parameters: Sequence[str]) -> pd.Series
     ok = (frame["status"] == "ok").to_numpy()
     objective = pd.to_numeric(frame["objective_ms"], errors="coerce").to_numpy(dtype=float)
     bad = ok & ~(np.isfinite(objective) & (objective > 0))
-    reasons[bad] = [f"objective_ms {v} is not a positive finite time" for v in objective[bad]]
+    reasons[bad] = np.array([f"objective_ms {v} is not a positive finite time" for v in objective[bad]], dtype=object)
     times = [() if t is None else t for t in frame["times_ms"]]
     lengths = np.fromiter(map(len, times), dtype=np.int64, count=len(times))
     flat = np.fromiter(itertools.chain.from_iterable(times), dtype=float, count=int(lengths.sum()))

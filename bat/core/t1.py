@@ -103,15 +103,16 @@ class _ValueList:
         raise self.fail(node, "cannot build a value list from")
 
     def comprehension(self, node: ast.ListComp) -> list[Any]:
-        if len(node.generators) != 1 or not isinstance(node.generators[0].target, ast.Name):
-            raise self.fail(node, "only one `for NAME in ...` is allowed in")
         gen = node.generators[0]
-        var = gen.target.id  # type: ignore[union-attr]
+        if len(node.generators) != 1 or not isinstance(gen.target, ast.Name):
+            raise self.fail(node, "only one `for NAME in ...` is allowed in")
+        var = gen.target.id
         items = np.asarray(self.build(gen.iter))
         for cond in gen.ifs:
             items = items[np.asarray(self.expression(cond, {var}).evaluate({var: items}), dtype=bool)]
         out = self.expression(node.elt, {var}).evaluate({var: items})
-        return np.broadcast_to(np.asarray(out), items.shape).tolist()
+        values: list[Any] = np.broadcast_to(np.asarray(out), items.shape).tolist()
+        return values
 
     def expression(self, node: ast.AST, names: set[str]) -> Expression:
         return parse_expression(ast.unparse(node), names, where=f"{self.where} ({self.text!r})")

@@ -20,6 +20,7 @@ import gzip
 import json
 import math
 from pathlib import Path
+from types import UnionType
 from typing import Any
 
 import numpy as np
@@ -89,7 +90,7 @@ def is_kernel_tuner_cache(raw: dict[str, Any]) -> bool:
 
 
 #: header keys a reader uses, with the JSON type they must have
-HEADER_TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
+HEADER_TYPES: tuple[tuple[str, type | UnionType | tuple[type, ...], str], ...] = (
     ("device_name", str, "a string"), ("kernel_name", str, "a string"), ("objective", str, "a string"),
     ("tune_params", dict, "an object of value lists"), ("problem_size", int | float | str | list, "a size"),
 )
@@ -112,14 +113,14 @@ def parse_cache(raw: Any, path: str) -> tuple[dict[str, Any], pd.DataFrame]:
     if any(not isinstance(v, list) for v in raw.get("tune_params", {}).values()):
         raise DatasetError(f"{path}: 'tune_params' must map each parameter to a list of its values")
     rows = parse_records(((f"{path}: cache[{key!r}]", (key, rec)) for key, rec in raw["cache"].items()),
-                         lambda where, item: _cache_row(*item, keys, path),
+                         lambda where, item: _cache_row(item[0], item[1], keys, path),
                          "an object with every parameter, 'time' and optionally a list of numbers 'times'")
     frame = make_frame(keys, rows, str(path))
     header = {k: v for k, v in raw.items() if k != "cache"}
     return header, frame
 
 
-def _cache_row(key: str, rec: Any, keys: list[str], path: Path) -> dict[str, Any]:
+def _cache_row(key: str, rec: Any, keys: list[str], path: str) -> dict[str, Any]:
     """One cache record as a dataset row."""
     values = key.split(",")
     if len(values) != len(keys):
@@ -172,9 +173,9 @@ def to_cache(dataset: Dataset) -> dict[str, Any]:
         for field, col in (("compile_time", "compile_ms"), ("benchmark_time", "benchmark_ms")):
             if not _is_nan(rec[col]):
                 out[field] = _plain(rec[col])
-        for col, value in rec.items():
-            if col.startswith("kt_") and not _is_nan(value):
-                out[col[3:]] = _plain(value)
+        for name, value in rec.items():
+            if str(name).startswith("kt_") and not _is_nan(value):
+                out[str(name)[3:]] = _plain(value)
         cache[",".join(str(v) for v in values)] = out
     header["cache"] = cache
     return header

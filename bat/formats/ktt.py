@@ -25,6 +25,7 @@ first computation go to ``threads``, ``blocks``, ``grid_x..z``, ``block_x..z``, 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +203,7 @@ def write_ktt(dataset: Dataset, path: str | Path, *, overwrite: bool = True) -> 
     return write_json(to_ktt(dataset), path, overwrite=overwrite)
 
 
-def _has(rec: dict[str, Any], col: str) -> bool:
+def _has(rec: Mapping[Hashable, Any], col: str) -> bool:
     v = rec.get(col)
     return v is not None and not (isinstance(v, float) and math.isnan(v))
 

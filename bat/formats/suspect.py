@@ -31,7 +31,7 @@ def refuse_or_quarantine(frame: pd.DataFrame, parameters: Sequence[str], meta: D
         return frame, 0
     first = int(flagged[0])
     config = {p: frame[p].iat[first] for p in parameters}
-    config = {k: v.item() if hasattr(v, "item") else v for k, v in config.items()}
+    config = {k: v.item() if isinstance(v, np.generic) else v for k, v in config.items()}
     if not allow:
         raise DatasetError(f"{where}: row {first} {config}: {reasons.iat[first]} ({len(flagged)} suspect rows in "
                            "all); fix the file, or import with --allow-suspect to keep them quarantined")

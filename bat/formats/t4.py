@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Hashable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -81,7 +82,7 @@ def _scale(unit: Any, fallback: float, where: str) -> float:
     return UNIT_TO_MS[text]
 
 
-def _number(v: Any) -> bool:
+def _number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
@@ -106,7 +107,7 @@ class _Reader:
         if not isinstance(objectives, list) or not all(isinstance(o, str) for o in objectives):
             raise DatasetError(f"{source}: results[0].objectives: expected a list of objective names")
         self.objective = objectives[0]
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        meta = given if isinstance(given := raw.get("metadata"), dict) else {}
         self.fallback = _scale(meta.get("timeunit"), 1.0, f"{source}: metadata.timeunit")
         self.unit: Any = None  # the objective's unit as the first entry with an objective spells it
         self.unit_seen = False
@@ -235,13 +236,13 @@ def _back(ms: float, original: Any, scale: float) -> Any:
     return ms / scale
 
 
-def _times(rec: dict[str, Any], rest: dict[str, Any], raw: dict[str, Any], info: dict[str, Any],
+def _times(rec: Mapping[Hashable, Any], rest: dict[str, Any], raw: dict[str, Any], info: dict[str, Any],
            scale: float) -> dict[str, Any]:
     times: dict[str, Any] = {}
     originals = raw.get("runtimes")
     if not rest.get("bat:no_runtimes"):
-        same = isinstance(originals, list) and len(originals) == len(rec["times_ms"])
-        times["runtimes"] = [_back(float(t), originals[k] if same else None, scale)
+        same = originals if isinstance(originals, list) and len(originals) == len(rec["times_ms"]) else None
+        times["runtimes"] = [_back(float(t), same[k] if same is not None else None, scale)
                              for k, t in enumerate(rec["times_ms"])]
     if not _nan(rec["compile_ms"]):
         key = rest.get("bat:compile_key", info["compile_key"])
@@ -249,7 +250,8 @@ def _times(rec: dict[str, Any], rest: dict[str, Any], raw: dict[str, Any], info:
     for key, col in TIME_COLUMNS.items():
         if not _nan(rec[col]):
             times[key] = _back(float(rec[col]), raw.get(key), scale)
-    for col, value in rec.items():
+    for name, value in rec.items():
+        col = str(name)
         if col.startswith("t4_") and col.endswith("_ms") and not _nan(value):
             times[col[3:-3]] = _back(float(value), raw.get(col[3:-3]), scale)
     times.update(rest.get("bat:times", {}))
@@ -260,7 +262,7 @@ def _measure(name: str, value: Any, unit: Any) -> dict[str, Any]:
     return {"name": name, "value": value} if unit is None else {"name": name, "value": value, "unit": unit}
 
 
-def _measurements(rec: dict[str, Any], rest: dict[str, Any], raw: dict[str, Any], info: dict[str, Any],
+def _measurements(rec: Mapping[Hashable, Any], rest: dict[str, Any], raw: dict[str, Any], info: dict[str, Any],
                   scale: float, counters: list[str]) -> list[dict[str, Any]]:
     out = []
     if not _nan(rec["objective_ms"]):

@@ -83,7 +83,7 @@ def _by_budget(targets: dict[str, dict[str, Any]]) -> dict[str, list[dict[str, A
             cells.setdefault((c["budget"], c["label"]), []).append(c)
     out: dict[str, list[dict[str, Any]]] = {}
     for budget in sorted({b for b, _ in cells}):
-        rows = []
+        rows: list[dict[str, Any]] = []
         for label in sorted({lab for b, lab in cells if b == budget}):
             mine = cells[(budget, label)]
             scores = [c["score"] for c in mine if c.get("score") is not None]
@@ -135,12 +135,12 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
             targets[name]["ecdf"].update(ecdf(hits, max(campaign["budgets"])))
         for row in s.doc["cells"]:
             key = (row.get("label"), row.get("benchmark"), row.get("gpu"))
-            if owner.get(key) == i:  # type: ignore[arg-type]
+            if owner.get(key) == i:
                 targets[f"{key[1]}/{key[2]}"]["budget_cells"].append(
                     {k: row.get(k) for k in ("label", "budget", "n", "median", "q1", "q3", "score")})
         for row in s.doc["methodology"].get("success_rates", []):
             key = (row.get("label"), row.get("benchmark"), row.get("gpu"))
-            if owner.get(key) == i:  # type: ignore[arg-type]
+            if owner.get(key) == i:
                 targets[f"{key[1]}/{key[2]}"]["success"].append(
                     {k: row.get(k) for k in ("label", "budget", "runs", "successes")})
     labels = sorted(tuners)

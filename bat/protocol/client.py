@@ -27,7 +27,7 @@ import os
 import socket
 import subprocess
 import sys
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 PROTOCOL_VERSION = 2
 
@@ -43,7 +43,7 @@ class ServerError(Exception):
 class Client:
     """One connection to a BAT server (see the module docstring for the ways to open one)."""
 
-    def __init__(self, reader: BinaryIO, writer: BinaryIO, *, process: subprocess.Popen | None = None,
+    def __init__(self, reader: IO[bytes], writer: IO[bytes], *, process: subprocess.Popen | None = None,
                  sock: socket.socket | None = None) -> None:
         self.reader, self.writer = reader, writer
         self.process, self.sock = process, sock

@@ -39,7 +39,7 @@ def budget_kind(budget: Budget) -> str:
 def describe(problem: Problem, seed: int, version: int = 1) -> dict[str, Any]:
     """The ``problem`` object of the hello reply in protocol ``version`` (2 adds the GPU facts and the prior)."""
     space, budget = problem.space, problem.budget
-    out = {
+    out: dict[str, Any] = {
         "space": space.name,
         "backend": problem.backend_name,
         "description": problem.describe_backend(),

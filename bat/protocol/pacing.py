@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import select
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,7 @@ class Pacing:
                 raise ValueError(f"{name}: expected seconds > 0, got {value!r}")
 
 
-def paced_lines(stream: int | Iterable[bytes] | Any, pacing: Pacing) -> Iterator[bytes]:
+def paced_lines(stream: Any, pacing: Pacing) -> Iterator[bytes]:
     """The lines of ``stream`` (a file descriptor, or a stream with one) within ``pacing``; a stream without a
     file descriptor (a list, a BytesIO in a test) is read as it is, each line cut at MAX_LINE_BYTES + 1 bytes."""
     if isinstance(stream, int):

@@ -24,7 +24,7 @@ import numpy as np
 
 from bat.core.dataset import Status
 from bat.core.errors import BatError, BudgetExhaustedError, ProtocolError, TunerError
-from bat.core.problem import Answer, EvalResult, Problem, profile_cost_s
+from bat.core.problem import Answer, Backend, EvalResult, Problem, no_noise, profile_cost_s
 from bat.protocol.client import Client, ServerError
 from bat.protocol.hello import budget_from_problem, facts_from_problem, space_from_problem
 from bat.protocol.prior import RemotePrior
@@ -44,6 +44,9 @@ class _Server:
 
     def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
         raise AssertionError("a RemoteProblem evaluates on the server")
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)
 
     def close(self) -> None:
         pass
@@ -160,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         tuner = make_tuner(args.tuner, args.tuner_option)
         client.hello(tuner=args.tuner)
         problem = RemoteProblem(client)
+        assert client.problem is not None  # said hello: RemoteProblem checks it
         tuner.tune(problem, np.random.default_rng(client.problem["seed"]))
         client.done()
     except (BatError, ServerError) as exc:

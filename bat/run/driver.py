@@ -135,8 +135,9 @@ def run_tuner(
     if path is not None:
         path = check_output(check_writable(Path(path)), overwrite=force or numbered, what="--out")  # before the run
     checkpoint = _checkpoint(target, path, name, options, budget, seed, resume, note)
-    if checkpoint is not None:
-        target = replace(target, backend=JournalledBackend(target.backend, checkpoint))
+    journalled = None if checkpoint is None else JournalledBackend(target.backend, checkpoint)
+    if journalled is not None:
+        target = replace(target, backend=journalled)
     try:
         result = _run(tuner_obj, target, budget, seed, name, progress, tuner_charge_s, parallelism, timeout_factor)
     except BaseException as exc:
@@ -151,12 +152,12 @@ def run_tuner(
     result.data_check, result.notes = checked, notes
     if path is not None:
         result.trace_path = write_trace(result.trace, result.trace_meta, path, overwrite=force, numbered=numbered)
-    if checkpoint is not None:
+    if checkpoint is not None and journalled is not None:
         checkpoint.remove()
-        result.reused = target.backend.reused
+        result.reused = journalled.reused
         if checkpoint.resumed:
-            note(f"resumed: {target.backend.reused} evaluations answered from the interrupted run's journal, "
-                 f"{target.backend.measured} measured now")
+            note(f"resumed: {journalled.reused} evaluations answered from the interrupted run's journal, "
+                 f"{journalled.measured} measured now")
     return result
 
 

@@ -323,7 +323,7 @@ def make_target(benchmark: str | Benchmark | None, *, backend: str = "auto",
         target, why = provider.make(bench, request), provider.why
         if backend == "live" and request.counters:
             why += ", with Nsight Compute counters"
-    if request.noise != "none" and not hasattr(target.backend, "with_noise"):
+    if request.noise != "none" and not getattr(target.backend, "recorded", False):  # every backend has with_noise
         raise BackendError(f"--noise {request.noise}: only the replay backend draws from recorded repeats, "
                            f"this run uses {target.backend.name}")
     dataset = target.dataset

@@ -28,7 +28,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 #: seconds one request (all runs of one tuner) may take in the child
 TIMEOUT_S = 900
@@ -49,13 +49,13 @@ class Outcome:
     error: tuple[str, str] | None = None
 
 
-def _send(stream: BinaryIO, obj: object) -> None:
+def _send(stream: IO[bytes], obj: object) -> None:
     data = pickle.dumps(obj)
     stream.write(_HEADER.pack(len(data)) + data)
     stream.flush()
 
 
-def _receive(stream: BinaryIO) -> Any:
+def _receive(stream: IO[bytes]) -> Any:
     """The next message, or None at the end of the stream."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -83,7 +83,7 @@ class OtherProcess:
         self._next = 0
         threading.Thread(target=self._collect, args=(os.fdopen(read_fd, "rb"),), daemon=True).start()
 
-    def _collect(self, stream: BinaryIO) -> None:
+    def _collect(self, stream: IO[bytes]) -> None:
         with stream:
             while (message := _receive(stream)) is not None:
                 with self._done:

@@ -27,7 +27,7 @@ import pandas as pd
 from bat.core.counters import METRICS
 from bat.core.dataset import Dataset, DatasetMeta, Status, make_frame
 from bat.core.facts import TargetFacts
-from bat.core.problem import EvalResult
+from bat.core.problem import Backend, EvalResult, no_noise
 from bat.core.space import Constraint, Parameter, SearchSpace
 
 #: simulated seconds each fake evaluation costs
@@ -146,6 +146,9 @@ class FakeBackend:
         config = dict(config)
         self.calls.append(config)
         return answer(config, counters=self.counters)
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -263,6 +263,8 @@ def check_tuner(factory: TunerFactory, *, seed: int = 1, name: str = "") -> Batt
 
 class TunerBattery:
     """Mix-in for pytest: subclass it, define ``make_tuner``, and each check becomes a test."""
+
+    _battery_cache: ClassVar[Battery]  # one per subclass, set on first use
 
     def make_tuner(self) -> Tuner:
         raise NotImplementedError("define make_tuner() returning a fresh tuner")

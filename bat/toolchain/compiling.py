@@ -15,7 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -81,7 +81,7 @@ def _compile_safely(compiler: Compiler, job: CompileJob) -> CompileResult:
 
 def compile_ahead(
     jobs: Iterator[CompileJob], compiler: Compiler, *, workers: int, ahead: int | None = None
-) -> Iterator[tuple[CompileJob, CompileResult]]:
+) -> Generator[tuple[CompileJob, CompileResult], None, None]:
     """Compile ``jobs`` in a pool of ``workers`` processes, yielding results in job order.
 
     Up to ``ahead`` jobs (default 2 per worker + 2) are in flight, so the

@@ -56,16 +56,16 @@ def parse_ncu_csv(text: str, metrics: Sequence[str] = SPEC_METRICS, *, where: st
     if absent:
         raise DatasetError(f"{where}: ncu CSV lacks columns {absent}")
     launches = []
-    for launch_id, rows in frame.groupby("ID", sort=False):
+    for launch_id, group in frame.groupby("ID", sort=False):
         values: dict[str, float] = {}
         units: dict[str, str] = {}
-        for name, unit, raw in zip(rows["Metric Name"], rows.get("Metric Unit", [""] * len(rows)),
-                                   rows["Metric Value"], strict=True):
+        for name, unit, raw in zip(group["Metric Name"], group.get("Metric Unit", [""] * len(group)),
+                                   group["Metric Value"], strict=True):
             value = _number(raw)
             if value is not None:
                 values[name], units[name] = value, unit
         missing = tuple(m for m in metrics if m not in values)
-        launches.append(KernelCounters(int(launch_id), str(rows["Kernel Name"].iloc[0]),
+        launches.append(KernelCounters(int(str(launch_id)), str(group["Kernel Name"].iloc[0]),
                                        {m: values[m] for m in metrics if m in values}, missing, units=units))
     return launches
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bat.core.benchmark import extents as benchmark_extents
 from bat.core.errors import BackendError, MissingDependencyError
 from bat.toolchain.resources import ResourceUsage, parse_ptxas_log
 
@@ -167,10 +168,11 @@ def compile_config(
     size: Mapping[str, int | float] | None = None,
 ) -> CompileResult:
     """Compile one configuration of a runner's benchmark (published problem size unless ``size``)."""
-    size = dict(runner.bench.problem_size if size is None else size)
+    extents = benchmark_extents(runner.bench.problem_size if size is None else size)
     path = runner.source_path()
     source = runner.prepare_source(path.read_text(), config)
-    return compile_source(source, runner.macros(config, size), arch=arch, name=path.name, headers=runner.headers())
+    return compile_source(source, runner.macros(config, extents), arch=arch, name=path.name,
+                          headers=runner.headers())
 
 
 def inspect_config(

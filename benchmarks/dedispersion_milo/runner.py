@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ class DedispersionMiloRunner(KernelRunner):
         kept = {k: v for k, v in config.items() if k != UNROLL}  # see prepare_source
         return {**kept, **{k: size[k] for k in ("nr_samples", "nr_dms", "nr_channels")}}
 
-    def prepare_source(self, source: str, config: Mapping[str, object]) -> str:
+    def prepare_source(self, source: str, config: Mapping[str, Any]) -> str:
         factor = int(config[UNROLL])
         if factor == 0:
             return re.sub(rf"\n\s*#pragma\s+unroll\s+{UNROLL}\b", "\n", source)

@@ -28,7 +28,10 @@ class GemmRunner(KernelRunner):
     def make_inputs(self, size: Mapping[str, int], seed: int) -> dict[str, np.ndarray]:
         rng = rng_for(seed)
         m, n, k = size["M"], size["N"], size["K"]
-        uniform = lambda *shape: rng.uniform(-1.0, 1.0, shape).astype("<f4")  # noqa: E731
+
+        def uniform(*shape: int) -> np.ndarray:
+            return rng.uniform(-1.0, 1.0, shape).astype("<f4")
+
         return {"a": uniform(k, m), "b": uniform(k, n), "c": uniform(n, m)}
 
     def macros(self, config: Mapping[str, object], size: Mapping[str, int]) -> dict[str, object]:

@@ -20,10 +20,11 @@ tolerance atol 1e-3 K, rtol 1e-6 (one wrong neighbour moves a cell by about 0.1 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from bat.core.kernel import CheckResult, KernelRunner, Launch, compare, rng_for, scalar
+from bat.core.kernel import Arg, CheckResult, KernelRunner, Launch, compare, rng_for, scalar
 
 CHIP = 0.016
 T_CHIP = 0.0005
@@ -63,7 +64,7 @@ class HotspotRunner(KernelRunner):
     def macros(self, config: Mapping[str, object], size: Mapping[str, int]) -> dict[str, object]:
         return {**config, "grid_width": size["grid_width"], "grid_height": size["grid_height"]}
 
-    def launches(self, config: Mapping[str, object], size: Mapping[str, int]) -> list[Launch]:
+    def launches(self, config: Mapping[str, Any], size: Mapping[str, int]) -> list[Launch]:
         grid, block = self.geometry(config, size)
         per_launch = int(config["temporal_tiling_factor"])
         total = int(size["n_steps"])
@@ -73,7 +74,7 @@ class HotspotRunner(KernelRunner):
         for i in range(count):
             dst = "temp_out" if (count - 1 - i) % 2 == 0 else "scratch"
             steps = min(per_launch, total - i * per_launch)
-            args = (src, "power", dst, scalar(np.int32(steps)), *coef,
+            args: tuple[Arg, ...] = (src, "power", dst, scalar(np.int32(steps)), *coef,
                     scalar(np.float32(AMB_TEMP)))
             launches.append(Launch("hotspot_kernel", grid, block, args))
             src = dst

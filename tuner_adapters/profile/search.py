@@ -89,8 +89,8 @@ class ProfileSearch(Tuner):
     summary: ClassVar[str] = "profile-guided search: bottleneck analysis of counters steers a weighted random step"
     needs_counters: ClassVar[bool] = True
 
-    @property  # type: ignore[override]
-    def oracle(self) -> bool:
+    @property
+    def oracle(self) -> bool:  # type: ignore[override]  # a class flag elsewhere, per instance here (its mode)
         """Exact mode reads counters of configurations it never evaluated: an oracle."""
         return self.mode == "exact"
 

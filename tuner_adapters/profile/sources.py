@@ -84,10 +84,10 @@ class ExactSource:
         idx = space.encode(frame[list(space.names)])
         valid = space.is_valid(idx)
         counters = short_columns(frame)[valid]
-        threads = (frame["threads"].to_numpy(float) if "threads" in frame.columns
-                   else thread_counts(threads, frame[list(space.names)]))[valid]
+        counts = (frame["threads"].to_numpy(float) if "threads" in frame.columns
+                  else thread_counts(threads, frame[list(space.names)]))[valid]
         self.ids = space.to_ids(idx[valid])
-        self.matrix = reacted_matrix(counters, threads)
+        self.matrix = reacted_matrix(counters, counts)
         self._row = {int(i): k for k, i in enumerate(self.ids)}
         self.describe = f"exact counters from dataset {dataset.name}; scoring its {len(self.ids)} valid rows"
 
@@ -140,7 +140,7 @@ class PredictedSource(_ModelScoring):
                          f"the profiled configuration's measured); {self.scope}")
 
     def candidates(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        if self.matrix is not None:
+        if self.matrix is not None and self.ids is not None:  # the whole valid set, predicted once
             return self.ids, self.matrix
         ids, rows = self.rows(rng)
         return ids, self.predict(self.model, rows)

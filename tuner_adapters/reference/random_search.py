@@ -52,7 +52,7 @@ class RandomSearch(Tuner):
             check_factor(self.timeout_factor)
 
     @property
-    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]
+    def battery_expected_failures(self) -> dict[str, ExpectedFailure]:  # type: ignore[override]  # a class flag of Tuner, per instance here (its options)
         """With timeouts, slow configurations cost less than their recorded time: a time budget buys more."""
         if not self.timeout_factor:
             return {}

@@ -119,15 +119,15 @@ def align(space: SearchSpace, others: Mapping[str, Dataset]) -> Prior:
         ok = (frame["status"].to_numpy()[keep] == Status.OK.value)
         time = pd.to_numeric(frame["objective_ms"], errors="coerce").to_numpy(dtype=float)[keep]
         ok &= np.isfinite(time) & (time > 0)
-        part = pd.DataFrame({"id": ids, "time": np.where(ok, time, np.inf)})
-        part = part.groupby("id", sort=True)["time"].min()
+        measured = pd.DataFrame({"id": ids, "time": np.where(ok, time, np.inf)})
+        part = measured.groupby("id", sort=True)["time"].min()
         good = np.isfinite(part.to_numpy())
         best = part[good].min() if good.any() else np.nan
         rank = part[good].rank(method="average")
         n_ok = int(good.sum())
         norm = (rank - 1) / (n_ok - 1) if n_ok > 1 else rank * 0.0
         per_source.append(pd.DataFrame({
-            f"t{len(per_source)}": np.log(part / best).where(good),
+            f"t{len(per_source)}": pd.Series(np.log((part / best).to_numpy()), index=part.index).where(good),
             f"r{len(per_source)}": norm.reindex(part.index).fillna(1.0),
         }))
     joined = pd.concat(per_source, axis=1, join="outer").sort_index() if per_source else pd.DataFrame()
@@ -150,7 +150,8 @@ def flat_ids(space: SearchSpace, frame: pd.DataFrame) -> tuple[np.ndarray, np.nd
     for j, p in enumerate(space.parameters):
         if p.name not in frame.columns:
             return np.empty(0, np.int64), np.zeros(len(frame), dtype=bool)
-        rows[:, j] = pd.Index(p.values).get_indexer(frame[p.name].to_numpy()) if len(frame) else 0
+        # pandas takes any array here; its stubs name only an Index
+        rows[:, j] = pd.Index(p.values).get_indexer(frame[p.name].to_numpy()) if len(frame) else 0  # type: ignore[arg-type]
         keep &= rows[:, j] >= 0
     rows = rows[keep]
     valid = space.is_valid(rows) if len(rows) else np.zeros(0, dtype=bool)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bat.backends.emulated.session import EmulatedSession
-from bat.core.problem import EvalResult
+from bat.core.problem import Backend, EvalResult, no_noise
 
 
 class EmulatedBackend:
@@ -27,6 +27,9 @@ class EmulatedBackend:
 
     def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
         return self.session.verify(config).result
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)
 
     def close(self) -> None:
         self.session.close()

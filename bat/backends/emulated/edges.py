@@ -118,7 +118,7 @@ def edge_size(bench: Benchmark, config: Mapping[str, Any], base: ProblemSize) ->
         if kind == "fixed":
             fixed[axis] = ast.unparse(resolved)  # the configuration sets the block count
             continue
-        if kind == "other":
+        if kind == "other" or variable is None:  # a ceil or floor tiling names its size variable
             notes.append(f"grid {axis} {text!r} is neither ceil_div(size, tile) nor size // tile: size kept")
             continue
         wants.setdefault(variable, []).append((kind, tile, axis))
@@ -141,7 +141,7 @@ def edge_size(bench: Benchmark, config: Mapping[str, Any], base: ProblemSize) ->
         if grid[AXES.index(axis)] < 2:
             notes.append(f"{axis}: one block ({text} = {grid[AXES.index(axis)]}), set by the configuration, "
                          "not the problem size")
-    return EdgeSize(size, tuple(grid), tuple(tiled), tuple(notes))
+    return EdgeSize(size, grid, tuple(tiled), tuple(notes))
 
 
 class EdgeSessions:
@@ -164,7 +164,7 @@ class EdgeSessions:
         if self.grow:
             return edge_size(self.bench, config, self.base)
         grid, _ = self.bench.geometry(dict(config), dict(self.base.values))
-        return EdgeSize(self.base, tuple(grid), (), ())
+        return EdgeSize(self.base, grid, (), ())
 
     def gpu_accepts(self, config: Mapping[str, Any]) -> bool:
         """Would a GPU run ``config`` at its edge size (NVRTC for sm_90 and the launch limits)?"""

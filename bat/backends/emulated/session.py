@@ -72,12 +72,12 @@ class EmulatedSession:
         path = self.runner.source_path()
         self.source_name, self.source = path.name, path.read_text()
         self.includes = self.runner.headers()
-        self.host = self.runner.make_inputs(size.values, seed)
+        self.host = self.runner.make_inputs(size.extents, seed)
 
     @functools.cached_property
     def reference(self) -> dict:
         """The expected outputs (computed on first use, then kept)."""
-        return self.runner.reference(self.host, self.size.values)
+        return self.runner.reference(self.host, self.size.extents)
 
     def describe(self) -> str:
         gated = f"only what NVRTC accepts for {gate.ARCH}" if self.use_gate else "no NVRTC gate (cuda-bindings absent)"
@@ -88,7 +88,7 @@ class EmulatedSession:
         """Would a GPU run this configuration (NVRTC for sm_90, launch limits)? True without the gate."""
         if not self.use_gate:
             return True
-        values = self.size.values
+        values = self.size.extents
         verdict = gate.check(self.runner.prepare_source(self.source, config), self.source_name,
                              self.runner.macros(config, values),
                              self.runner.launches(config, values), self.cache, self.includes)
@@ -117,7 +117,7 @@ class EmulatedSession:
             result = EvalResult(config=cfg, status=status, cost_s=time.perf_counter() - start, message=message)
             return Verification(result, ratio, refused, outputs=outputs or {}, **timings)
 
-        values = self.size.values
+        values = self.size.extents
         try:
             launches = self.runner.launches(cfg, values)
             macros = self.runner.macros(cfg, values)

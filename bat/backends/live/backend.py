@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from bat.backends.live.session import LiveSession
-from bat.core.problem import EvalResult
+from bat.core.problem import Backend, EvalResult, no_noise
 from bat.toolchain.compiling import compile_failure, cupy_compiler
 
 
@@ -48,6 +48,9 @@ class LiveBackend:
             return result
         profile = self.profiler.profile(config)  # after the timed runs, in another process
         return replace(result, extra={**result.extra, **profile.extra()})
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)
 
     def close(self) -> None:
         self.session.close()

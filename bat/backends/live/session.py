@@ -87,7 +87,7 @@ class LiveSession:
         self.device = CupyDevice(device_id, timeout_s=timeout_s)
         self.info = device_info(device_id)
         self.arch = f"sm_{self.info['compute_capability']}"
-        self.host = self.runner.make_inputs(self.size.values, seed)
+        self.host = self.runner.make_inputs(self.size.extents, seed)
         allocate(self.device, self.runner, self.host)  # on the device before any timer starts
         self.broken: str | None = None
 
@@ -95,13 +95,13 @@ class LiveSession:
     @functools.cached_property
     def reference(self) -> dict:
         """The expected outputs (computed on first use, then kept)."""
-        return self.runner.reference(self.host, self.size.values)
+        return self.runner.reference(self.host, self.size.extents)
 
     def input_recipe(self) -> dict[str, Any]:
-        return self.runner.input_recipe(self.size.values, self.seed)
+        return self.runner.input_recipe(self.size.extents, self.seed)
 
     def job(self, key: int, config: Mapping[str, Any]) -> CompileJob:
-        macros = self.runner.macros(config, self.size.values)
+        macros = self.runner.macros(config, self.size.extents)
         source = self.runner.prepare_source(self.source, config)
         return CompileJob(key, source, dict(macros), self.arch, self.source_name,
                           tuple(sorted(self.runner.headers().items())))
@@ -128,7 +128,7 @@ class LiveSession:
                 cost_s=(compile_ms + bench_ms) / 1000.0, message=message, extra=extra, compile_s=compiled.seconds)
 
         try:
-            launches = self.runner.launches(cfg, self.size.values)
+            launches = self.runner.launches(cfg, self.size.extents)
         except Exception as exc:  # geometry this configuration cannot have is its failure
             return result(Status.RUNTIME_ERROR, f"launch geometry: {type(exc).__name__}: {exc}")
         try:
@@ -152,7 +152,7 @@ class LiveSession:
 
     def launch_once(self, config: Mapping[str, Any], compiled: CompileResult) -> None:
         """Load and run one compiled configuration once, untimed and unverified (for a profiler)."""
-        launches = self.runner.launches(dict(config), self.size.values)
+        launches = self.runner.launches(dict(config), self.size.extents)
         attributes = self.device.load(compiled.cubin, {launch.kernel for launch in launches})
         if refused := _over_limits(attributes, launches):
             raise BackendError(refused)

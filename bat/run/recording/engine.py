@@ -82,8 +82,12 @@ def sample_valid(space: SearchSpace, n: int, seed: int) -> WorkList:
 class Executor(Protocol):
     """The device side of a recording (bat.backends.live.session.LiveSession on a GPU)."""
 
-    compiler: Compiler  # a module-level function: it runs in worker processes
     broken: str | None  # set when the device can no longer be trusted in this process
+
+    @property
+    def compiler(self) -> Compiler:
+        """A module-level function (a class's staticmethod): it runs in worker processes."""
+        ...
 
     def job(self, key: int, config: Mapping[str, Any]) -> CompileJob: ...
 

@@ -119,7 +119,8 @@ class Journal:
         if size > MAX_JOURNAL_BYTES:
             raise DatasetError(f"{path}: {size} bytes, over the limit of {MAX_JOURNAL_BYTES} bytes of a journal")
         data = os.pread(fd, size, 0)
-        lines, good_end = [], 0
+        lines: list[Any] = []
+        good_end = 0
         for raw, end in _complete_lines(data):
             where = f"{path}: line {len(lines) + 1}"
             try:
@@ -184,7 +185,7 @@ def _check_fields(line: Any, fields: Mapping[str, tuple[type, ...]], where: str)
             raise DatasetError(f"{where}: field {key!r} is a {type(value).__name__}, not "
                                f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}")
         if key == "status" and value not in _STATUSES:
-            raise DatasetError(f"{where}: status {value[:40]!r} is not one of {sorted(_STATUSES)}")
+            raise DatasetError(f"{where}: status {str(value)[:40]!r} is not one of {sorted(_STATUSES)}")
 
 
 _ABSENT = object()

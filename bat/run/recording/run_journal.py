@@ -30,7 +30,7 @@ from typing import Any
 
 from bat.core.dataset import Status
 from bat.core.errors import DatasetError
-from bat.core.problem import Backend, EvalResult
+from bat.core.problem import Backend, EvalResult, no_noise
 from bat.run.recording.journal import Journal, JournalBusy
 
 KIND = "bat-run-journal"
@@ -122,6 +122,9 @@ class JournalledBackend:
         self.journal.append(_record(result))
         self.measured += 1
         return result
+
+    def with_noise(self, noise: str, seed: int) -> Backend:
+        return no_noise(self, noise)  # a journal keeps answers as given: noise is drawn by the backend it wraps
 
     def close(self) -> None:
         """Release the journal (it stays on disk until ``RunCheckpoint.remove``) and the backend."""
