@@ -156,13 +156,27 @@ def run_tuner(
     return result
 
 
+#: the data checks made in this process (the last ``CHECKS_KEPT``), by the identity of dataset and space:
+#: a campaign's runs on one target check its data once, not once per run
+_checked: dict[tuple[int, int, str], tuple[object, object, DataCheck]] = {}
+CHECKS_KEPT = 16
+
+
 def _check(target: Target, note: Callable[[str], None]) -> DataCheck | None:
-    """The data check of a replayed dataset; a flag is noted."""
+    """The data check of a replayed dataset (made once per dataset and space in a process); a flag is noted."""
     if target.dataset is None:
         return None
-    from bat.analysis.checks import check_dataset, registry_peers
+    key = (id(target.dataset), id(target.space), target.benchmark)
+    kept = _checked.get(key)
+    if kept is not None and kept[0] is target.dataset and kept[1] is target.space:
+        checked = replace(kept[2], findings=list(kept[2].findings))  # each run its own list
+    else:
+        from bat.analysis.checks import check_dataset, registry_peers
 
-    checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+        checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+        _checked[key] = (target.dataset, target.space, checked)
+        if len(_checked) > CHECKS_KEPT:
+            del _checked[next(iter(_checked))]
     if checked.flagged:
         note("data check flagged this dataset: " + "; ".join(f.message for f in checked.flags))
     return checked
