@@ -2,7 +2,8 @@
 
 ``run_tuner`` is what ``bat run``, ``bat compare`` and a notebook call, with
 the same behaviour: given a target (bat.run.targets), it checks a replayed
-dataset (bat.analysis.checks), builds the Problem with a trace recorder
+dataset (bat.analysis.checks; once per dataset and space in a process, so the
+runs of a campaign on one target share one check), builds the Problem with a trace recorder
 attached, runs the tuner with a seeded generator, writes the trace where
 asked (a path, or ``"auto"``: a name in the data folder holding everything
 that tells runs apart, numbered when taken; an existing file is replaced only
