@@ -189,11 +189,21 @@ class SearchSpace:
     def configs(self, idx: np.ndarray) -> list[IndexedConfig]:
         """The configurations of value-index rows, their flat ids and validity computed for all rows at once."""
         idx = self._rows(idx)
-        names, values = self.names, self._plain_values
-        return [IndexedConfig(zip(names, map(tuple.__getitem__, values, row), strict=True), self, tuple(row),
-                              flat, ok)
-                for row, flat, ok in zip(idx.tolist(), (idx @ self.strides).tolist(), self.is_valid(idx).tolist(),
-                                         strict=True)]
+        names = self.names
+        values = zip(*(column[idx[:, j]] for j, column in enumerate(self._object_values)), strict=True)
+        return [IndexedConfig(zip(names, row_values, strict=True), self, tuple(row), flat, ok)
+                for row_values, row, flat, ok in zip(values, idx.tolist(), (idx @ self.strides).tolist(),
+                                                     self.is_valid(idx).tolist(), strict=True)]
+
+    @functools.cached_property
+    def _object_values(self) -> tuple[np.ndarray, ...]:
+        """Each parameter's values as an object array of the Python values themselves (decoded in bulk)."""
+        out = []
+        for p in self.parameters:
+            column = np.empty(len(p.values), dtype=object)
+            column[:] = p.values
+            out.append(column)
+        return tuple(out)
 
     @functools.cached_property
     def _plain_values(self) -> tuple[tuple[Value, ...], ...]:
