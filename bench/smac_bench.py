@@ -18,14 +18,13 @@ page faults and a digest of the configurations it evaluated; the digests
 show whether both sides ran the same trials.
 
 Both sides import SMAC, scikit-learn and ConfigSpace inside the timed run
-(the adapter imports them when it tunes). Without a bytecode cache each
-child compiles those modules from source, about 12 s of CPU at load 9 (issue
-45: this, with ``PYTHONDONTWRITEBYTECODE=1`` set and no ``__pycache__`` in
-the venv, doubled the adapter's CPU against the recorded figure). So the
-children always run with a bytecode cache of their own
-(``PYTHONPYCACHEPREFIX`` in a temporary folder, PYTHONDONTWRITEBYTECODE
-unset), filled by one short untimed run of each side first, as on an
-ordinary install where the first import writes the cache.
+(the adapter imports them when it tunes). Without a bytecode cache (the
+development environment sets ``PYTHONDONTWRITEBYTECODE=1`` and its venv has
+no ``__pycache__``) each child compiles those modules from source: 1.7 s of
+the adapter's CPU at load 10 (issue 45). So the children always run with a
+bytecode cache of their own (``PYTHONPYCACHEPREFIX`` in a temporary folder,
+PYTHONDONTWRITEBYTECODE unset), filled by one short untimed run of each side
+first, as on an ordinary install where the first import writes the cache.
 
 Usage: ``python bench/smac_bench.py [--evals 200] [--pairs 2] [--option KEY=VALUE ...]``
 (``--option``: a tuner option of ours, e.g. ``retrain_after=16``).
