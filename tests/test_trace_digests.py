@@ -19,13 +19,16 @@ from bat.core.errors import MissingDependencyError
 from bat.registry import make_tuner
 
 RECORDED: dict[str, dict[str, str]] = json.loads(FIXTURE.read_text())["tuners"]
-#: tuners that take long (seconds per run): marked slow
-SLOW = {"smac", "smac:bo", "kernel_tuner:bayes_opt", "reference:random_forest", "transfer:model", "optuna:cmaes"}
+#: tuners whose digests take seconds (a library's own search): marked slow, so ``-m "not slow"`` keeps the
+#: reference, transfer and profile tuners, which share every line of the replay path with them
+SLOW_FAMILIES = ("smac", "kernel_tuner", "optuna")
+SLOW = {"reference:random_forest", "transfer:model"}
 
 
 def _params():
     for name in sorted(RECORDED):
-        yield pytest.param(name, marks=[pytest.mark.slow] if name in SLOW else [], id=name)
+        slow = name in SLOW or name.split(":")[0] in SLOW_FAMILIES
+        yield pytest.param(name, marks=[pytest.mark.slow] if slow else [], id=name)
 
 
 @pytest.mark.parametrize("name", list(_params()))
