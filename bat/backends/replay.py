@@ -54,7 +54,8 @@ class ReplayBackend:
         self._extra_cols = [c for c in (*RESOURCE_COLUMNS, *counter_columns(frame)) if c in frame.columns]
         self._status = frame["status"].to_numpy()
         self._objective = frame["objective_ms"].to_numpy(dtype=float)
-        self._times = frame["times_ms"].to_list()
+        # tuples: shared by every answer of the row, and left alone by the garbage collector once it has seen them
+        self._times = [tuple(t) for t in frame["times_ms"].to_list()]
         self._compile = frame["compile_ms"].to_numpy(dtype=float)
         self.costs: RecordedCosts = recorded_costs(frame)
         self._message = frame["message"].to_list()
@@ -109,7 +110,7 @@ class ReplayBackend:
         if i is None:
             self.missing += 1
             return EvalResult(config=cfg, status=Status.MISSING, message="not in the recorded dataset")
-        times = tuple(self._times[i])
+        times = self._times[i]
         status = self._row_status[i]
         extra = {}
         if self._extra is not None:
