@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from bat.core.space import SearchSpace
 
 
-class IndexedConfig(dict):
+class IndexedConfig(dict[str, Any]):
     """A dict of parameter values that knows its value indices, flat id and validity in ``space``."""
 
     __slots__ = ("flat", "row", "space", "valid")
