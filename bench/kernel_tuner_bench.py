@@ -14,8 +14,19 @@ Two measurements, each an A/B series run in turns (ours, peer, ours, ...):
    seconds of the child (``os.wait4``);
 2. in process: after one warm-up run of each, the seconds of single runs.
 
+With ``--margin``, instead, the cost at the margin (issue 45), in this one
+process and in CPU time (``time.process_time``), in turns: random search
+(ours ``reference:random``, the peer's ``random_sample``) with budgets of
+``--small`` and ``--large`` evaluations (default 500 and 8000); the cost
+per evaluation is the difference of the two runs' CPU seconds over the
+difference of their evaluations (what a run's fixed cost, e.g. Kernel
+Tuner loading its cache, leaves out), and one run of 50 evaluations is
+timed whole. Target: ours / peer <= 0.5 per evaluation, and a run of 50 at
+most 5 ms of CPU.
+
 Usage: ``python bench/kernel_tuner_bench.py [--strategies genetic_algorithm,...] [--budget 100]
-[--runs 20] [--pairs 3]``. Run it with a bytecode cache (unset PYTHONDONTWRITEBYTECODE; set
+[--runs 20] [--pairs 3]`` or ``python bench/kernel_tuner_bench.py --margin [--pairs 3]``.
+Run it with a bytecode cache (unset PYTHONDONTWRITEBYTECODE; set
 PYTHONPYCACHEPREFIX), as a normal install has one. Target: ours / peer <= 1.2.
 """
 
@@ -32,6 +43,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -91,14 +103,51 @@ class Ours:
 
         self.target = replay_target(BENCH, GPU)
 
-    def run(self, strategy: str, budget: int, seed: int) -> int:
+    def run(self, strategy: str, budget: int, seed: int, *, tuner: str = "") -> int:
+        """Evaluations of ``kernel_tuner:strategy`` (or of ``tuner``, when named) in one run."""
         from bat.core.problem import Budget
         from bat.registry import make_tuner
         from bat.run.driver import run_tuner
 
-        result = run_tuner(make_tuner(f"kernel_tuner:{strategy}"), self.target, budget=Budget(max_evals=budget),
-                           seed=seed)
+        result = run_tuner(make_tuner(tuner or f"kernel_tuner:{strategy}"), self.target,
+                           budget=Budget(max_evals=budget), seed=seed)
         return int(result.trace["charged"].sum())
+
+
+def cpu_s(run: Callable[[], int], expected: int) -> float:
+    """CPU seconds of ``run()``, which must make ``expected`` evaluations."""
+    start = time.process_time()
+    made = run()
+    spent = time.process_time() - start
+    if made != expected:
+        raise SystemExit(f"a run made {made} evaluations, not {expected}")
+    return spent
+
+
+def margin(ours: Ours, peer: Peer, pairs: int, small: int, large: int) -> None:
+    """Random search at the margin, both sides in this process, in turns (see the module docstring)."""
+    sides: dict[str, Callable[[int, int], int]] = {
+        "ours": lambda n, seed: ours.run("", n, seed, tuner="reference:random"),
+        "peer": lambda n, seed: peer.run("random_sample", n, seed)}
+    per_eval: dict[str, list[float]] = {"ours": [], "peer": []}
+    run50: dict[str, list[float]] = {"ours": [], "peer": []}
+    for run in sides.values():  # warm-up: imports, the data check, Kernel Tuner's first cache load
+        run(small, 0)
+    for seed in range(1, pairs + 1):
+        for side, run in sides.items():
+            big = cpu_s(lambda: run(large, seed), large)  # noqa: B023 (called at once)
+            little = cpu_s(lambda: run(small, seed), small)  # noqa: B023
+            per_eval[side].append((big - little) / (large - small) * 1e6)
+            run50[side].append(cpu_s(lambda: run(50, seed), 50) * 1e3)  # noqa: B023
+    e = {k: statistics.median(v) for k, v in per_eval.items()}
+    r = {k: statistics.median(v) for k, v in run50.items()}
+    print(f"| random search, in process, CPU (median of {pairs}, in turns) | peer (Kernel Tuner simulation mode, "
+          "random_sample) | ours (reference:random) | ours / peer |")
+    print("|---|---|---|---|")
+    print(f"| per evaluation at the margin ({large} minus {small} evaluations) | {e['peer']:.1f} µs "
+          f"| {e['ours']:.1f} µs | {e['ours'] / e['peer']:.2f} |")
+    print(f"| one run of 50 evaluations | {r['peer']:.1f} ms | {r['ours']:.2f} ms | {r['ours'] / r['peer']:.2f} |")
+    print(f"all pairs, µs per evaluation: {per_eval}; ms per run of 50: {run50}")
 
 
 def child(side: str, strategy: str, budget: int, runs: int, cache: Path) -> None:
@@ -126,6 +175,9 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=100)
     ap.add_argument("--runs", type=int, default=20, help="runs per whole-process measurement")
     ap.add_argument("--pairs", type=int, default=3, help="A/B pairs per measurement")
+    ap.add_argument("--margin", action="store_true", help="random search's cost at the margin and per run of 50")
+    ap.add_argument("--small", type=int, default=500, help="--margin: evaluations of the smaller run")
+    ap.add_argument("--large", type=int, default=8000, help="--margin: evaluations of the larger run")
     ap.add_argument("--child", choices=("ours", "peer"), help=argparse.SUPPRESS)
     ap.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -136,11 +188,15 @@ def main() -> None:
     load = os.getloadavg()
     print(f"{date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{BENCH} on {GPU}, budget {args.budget}; load average {load[0]:.2f} at the start", flush=True)
-    print("| strategy | measurement | peer (Kernel Tuner simulation mode) | ours | ours / peer |")
-    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         cache = export_cache(Path(tmp))
         ours, peer = Ours(), Peer(cache)
+        if args.margin:
+            margin(ours, peer, args.pairs, args.small, args.large)
+            print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+            return
+        print("| strategy | measurement | peer (Kernel Tuner simulation mode) | ours | ours / peer |")
+        print("|---|---|---|---|---|")
         for strategy in strategies:
             walls: dict[str, list[float]] = {"ours": [], "peer": []}
             cpus: dict[str, list[float]] = {"ours": [], "peer": []}

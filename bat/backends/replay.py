@@ -54,11 +54,17 @@ class ReplayBackend:
         self._extra_cols = [c for c in (*RESOURCE_COLUMNS, *counter_columns(frame)) if c in frame.columns]
         self._status = frame["status"].to_numpy()
         self._objective = frame["objective_ms"].to_numpy(dtype=float)
-        self._times = frame["times_ms"].to_list()
+        # tuples: shared by every answer of the row, and left alone by the garbage collector once it has seen them
+        self._times = [tuple(t) for t in frame["times_ms"].to_list()]
         self._compile = frame["compile_ms"].to_numpy(dtype=float)
         self.costs: RecordedCosts = recorded_costs(frame)
         self._message = frame["message"].to_list()
         self._extra = frame[self._extra_cols].to_numpy(dtype=float) if self._extra_cols else None
+        # each row's answer as Python values, read once (an evaluation then only indexes lists)
+        self._row_status = [_STATUS[v] for v in self._status.tolist()]
+        self._row_objective = self._objective.tolist()
+        self._row_compile = [_num(v) for v in self._compile.tolist()]
+        self._row_cost = (self.costs.cost_s.tolist(), self.costs.compile_s.tolist(), self.costs.verify_s.tolist())
         self.missing = 0
         ok = self._status == Status.OK.value
         self._ok_rows = int(ok.sum())
@@ -104,30 +110,31 @@ class ReplayBackend:
         if i is None:
             self.missing += 1
             return EvalResult(config=cfg, status=Status.MISSING, message="not in the recorded dataset")
-        times = tuple(self._times[i])
-        status = Status(self._status[i])
+        times = self._times[i]
+        status = self._row_status[i]
         extra = {}
         if self._extra is not None:
             extra = {c: float(v) for c, v in zip(self._extra_cols, self._extra[i], strict=True) if not math.isnan(v)}
+        cost, compile_s, verify_s = self._row_cost
         return EvalResult(
             config=cfg,
             status=status,
             objective_ms=self._observed(i, times) if status is Status.OK else None,
             times_ms=times,
-            compile_ms=_num(self._compile[i]),
-            cost_s=float(self.costs.cost_s[i]),
+            compile_ms=self._row_compile[i],
+            cost_s=cost[i],
             message=str(self._message[i]),
             extra=extra,
-            compile_s=float(self.costs.compile_s[i]),
-            verify_s=float(self.costs.verify_s[i]),
+            compile_s=compile_s[i],
+            verify_s=verify_s[i],
         )
 
     def _observed(self, i: int, times: tuple[float, ...]) -> float:
         if self.noise == "none":
-            return float(self._objective[i])
+            return self._row_objective[i]
         if len(times) < 2:
             self.noise_fallbacks += 1
-            return float(self._objective[i])
+            return self._row_objective[i]
         rng = np.random.default_rng([self.noise_seed, i])
         draws = rng.choice(np.asarray(times, dtype=float), size=1 if self.noise == "repeat" else len(times))
         return float(draws.mean())
@@ -136,6 +143,10 @@ class ReplayBackend:
         """Nothing to release."""
 
 
+
+
+#: a status by its recorded value
+_STATUS = {s.value: s for s in Status}
 
 
 def _num(v: float) -> float | None:

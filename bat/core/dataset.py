@@ -24,7 +24,8 @@ import numpy as np
 from bat.core import quarantine
 from bat.core.atomic import publish
 from bat.core.benchmark import Benchmark, benchmark_from_dict, is_registered, load_benchmark
-from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError
+from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError, SpaceSpecError
+from bat.core.indexed_config import IndexedConfig
 from bat.core.limits import MAX_DATA_BYTES, loads, regular_file
 from bat.core.suspect import quarantine_rows, suspect_reasons
 
@@ -171,6 +172,9 @@ class Dataset:
     meta: DatasetMeta
     parameters: tuple[str, ...]
     _index: dict[tuple[Any, ...], int] | None = field(default=None, init=False, repr=False, compare=False)
+    #: the space of the last ``row_of`` of an IndexedConfig, and the rows by flat id in it (None: not indexable)
+    _by_id: tuple[SearchSpace, dict[int, int] | None] | None = field(default=None, init=False, repr=False,
+                                                                     compare=False)
 
     def __post_init__(self) -> None:
         missing = [c for c in (*self.parameters, *CORE_COLUMNS) if c not in self.frame.columns]
@@ -203,15 +207,37 @@ class Dataset:
     def counters(self) -> list[str]:
         return counter_columns(self.frame)
 
-    def row_of(self, config: Mapping[Any, Any]) -> int | None:
-        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use. Its keys
-        are the parameters' names (a frame's row, as ``to_dict`` gives it, types them as any label)."""
+    def row_of(self, config: Mapping[str, Any]) -> int | None:
+        """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use.
+
+        A configuration the space made (bat.core.indexed_config) is found by its flat id, others by
+        their values (NumPy scalars hash and compare as the Python values they hold).
+        """
+        if type(config) is IndexedConfig and config.flat >= 0:
+            by_id = self._rows_by_id(config.space)
+            if by_id is not None:
+                return by_id.get(config.flat)
         if self._index is None:
             keys = zip(*(self.frame[p].map(_plain).tolist() for p in self.parameters), strict=True)
             self._index = {}
             for i, k in enumerate(keys):  # a configuration twice: its first row (a repeat is quarantined)
                 self._index.setdefault(k, i)
-        return self._index.get(tuple(_plain(config[p]) for p in self.parameters))
+        return self._index.get(tuple(map(config.__getitem__, self.parameters)))
+
+    def _rows_by_id(self, space: SearchSpace) -> dict[int, int] | None:
+        """Row of each recorded flat id of ``space`` (the first of a repeat); None when the data has
+        other parameters or values outside the space (then rows are found by value)."""
+        if self._by_id is None or self._by_id[0] is not space:
+            table = None
+            if tuple(space.names) == self.parameters:
+                try:
+                    ids = space.to_ids(space.encode(self.frame[list(self.parameters)])).tolist()
+                except SpaceSpecError:
+                    ids = None
+                if ids is not None:
+                    table = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1), strict=True))
+            self._by_id = (space, table)
+        return self._by_id[1]
 
     def configs(self) -> pd.DataFrame:
         return self.frame[list(self.parameters)]

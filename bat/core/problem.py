@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -50,6 +50,7 @@ from bat.core.errors import BackendError, BudgetExhaustedError, ProblemClosedErr
 from bat.core.facts import TargetFacts
 from bat.core.fidelity import check_repeats, fewer_repeats
 from bat.core.flight import InFlight
+from bat.core.indexed_config import IndexedConfig
 from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.space import SearchSpace
 from bat.core.timeouts import check_factor, cut_off
@@ -241,8 +242,8 @@ class Problem:
         self.observers = list(observers)
         self.stats = ProblemStats()
         self.best: EvalResult | None = None
-        self._seen: dict[tuple[Any, ...], EvalResult] = {}
-        self._profiled: set[tuple[Any, ...]] = set()
+        self._seen: dict[int, EvalResult] = {}  # flat id -> its answer
+        self._profiled: set[int] = set()
         self._step = 0
         self._clock: float | None = None
         self._pending_s = 0.0
@@ -262,11 +263,12 @@ class Problem:
         self.draw_seed = int(draw_seed)
         #: how far the tuner's proposals run ahead of its results (bat.core.ahead), from its declaration
         self.runs_ahead = runs_ahead
-        self._partial: dict[tuple[tuple[Any, ...], int], EvalResult] = {}  # (configuration, repeats) -> partial answer
+        self._partial: dict[tuple[int, int], EvalResult] = {}  # (flat id, repeats) -> partial answer
         #: job -> (result, kind, charged, tuner time, profiled) of each answer to come
         self._flight: InFlight[tuple[EvalResult, str, bool, float, bool]] = InFlight(parallelism)
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
+        self._strides = tuple(space.strides.tolist())
 
     # -- state the tuner reads ---------------------------------------------
     @property
@@ -288,19 +290,27 @@ class Problem:
         return self.budget.progress(self.stats.evaluated, self.stats.clock_s)
 
     def is_evaluated(self, config: Config) -> bool:
-        return self.key(config) in self._seen
+        if type(config) is IndexedConfig and config.indexed_in(self.space):
+            return config.flat in self._seen
+        return self._placed(config).flat in self._seen
 
     def key(self, config: Config) -> tuple[Any, ...]:
         """The configuration as a tuple of values in parameter order (checked)."""
-        return self._key_and_row(config)[0]
+        return tuple(self._placed(config).values())
 
-    def _key_and_row(self, config: Config) -> tuple[tuple[Any, ...], list[int]]:
-        """The key and the value indices of a configuration (checked)."""
+    def _placed(self, config: Config) -> IndexedConfig:
+        """A fresh copy of a configuration (checked) that carries its value indices and flat id.
+
+        One the space made (an unchanged IndexedConfig) is copied with what it carries; any other
+        mapping is checked value by value (NumPy scalars as Python values).
+        """
+        if type(config) is IndexedConfig and config.indexed_in(self.space):
+            return config.copy()
         if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
                 f"configuration has parameters {sorted(config)}, space {self.space.name} has {list(self._names)}"
             )
-        values, row = [], []
+        values, row = {}, []
         for name, index in zip(self._names, self._index_of, strict=True):
             value = config[name]
             if isinstance(value, np.generic):
@@ -308,9 +318,14 @@ class Problem:
             i = index.get(value) if value.__hash__ is not None else None
             if i is None:
                 raise TunerError(f"value {value!r} of {name} is not in the space {self.space.name}")
-            values.append(value)
+            values[name] = value
             row.append(i)
-        return tuple(values), row
+        flat = sum(i * s for i, s in zip(row, self._strides, strict=True))
+        return IndexedConfig(values, self.space, tuple(row), flat, None)
+
+    def _valid(self, cfg: IndexedConfig) -> bool:
+        """Whether the constraints allow ``cfg`` (from what it carries when the space checked it)."""
+        return cfg.valid if cfg.valid is not None else self.space.is_valid_one(cfg.row)
 
     # -- evaluation ----------------------------------------------------------
     def evaluate(self, config: Config, *, profiled: bool = False, timeout_factor: float | None = None,
@@ -421,8 +436,9 @@ class Problem:
         # a measurement cut off at the best so far starts once the answers before it came: it runs no earlier
         ahead = self.runs_ahead.ignored(self._step) if factor is None and self.runs_ahead else 0
         tuner_s = self._lap()
-        key, row = self._key_and_row(config)
-        cfg = dict(zip(self._names, key, strict=True))
+        cfg = self._placed(config)
+        key, row = cfg.flat, cfg.row
+        job: Hashable = key  # what the answer measures or waits for on the clock
         compile_s = device_s = total_s = 0.0
         if profiled and self._flight.measuring(key):
             raise TunerError("a configuration is profiled after its answer has come, not while it is in flight")
@@ -436,7 +452,7 @@ class Problem:
         elif key in self._seen:
             self.stats.repeated += 1
             result, kind, charged = self._seen[key], "repeat", False
-        elif not self.space.is_valid_one(row):
+        elif not self._valid(cfg):
             self.stats.rejected += 1
             result = EvalResult(config=cfg, status=Status.CONSTRAINT_VIOLATION, message="violates a constraint")
             kind, charged = "rejected", False
@@ -449,7 +465,7 @@ class Problem:
         elif repeats is not None and (key, repeats) in self._partial:
             self.stats.repeated += 1
             result, kind, charged = self._partial[key, repeats], "repeat", False
-            key = (key, repeats)  # it waits for that partial measurement, if in flight
+            job = (key, repeats)  # it waits for that partial measurement, if in flight
         else:
             measured = self._backend.evaluate(cfg)
             partial = (fewer_repeats(measured, repeats, self.draw_seed, row)
@@ -474,11 +490,11 @@ class Problem:
                 self.stats.failed += 1
             kind, charged = "evaluated", True
             compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
-        self._schedule_job(result, kind, charged, tuner_s, profiled, key, compile_s, device_s, total_s, ahead)
+        self._schedule_job(result, kind, charged, tuner_s, profiled, job, compile_s, device_s, total_s, ahead)
         return None
 
     def _schedule_job(self, result: EvalResult, kind: str, charged: bool, tuner_s: float, profiled: bool,
-                      key: tuple[Any, ...], compile_s: float, device_s: float, total_s: float, ahead: int = 0) -> None:
+                      key: Hashable, compile_s: float, device_s: float, total_s: float, ahead: int = 0) -> None:
         """Put one answered proposal on the clock (bat.core.flight); ``key`` names what it measures
         (a partial measurement: the configuration and its repeats) or what it repeats; ``ahead``: the
         latest answers it ignored."""

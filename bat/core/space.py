@@ -24,6 +24,7 @@ import numpy as np
 from bat.core import constraint_groups as cg
 from bat.core.errors import SpaceSpecError
 from bat.core.expressions import Expression, parse_expression
+from bat.core.indexed_config import IndexedConfig
 from bat.core.limits import MAX_GROUP_SIZE
 
 if TYPE_CHECKING:
@@ -178,10 +179,45 @@ class SearchSpace:
         idx = self._rows(idx)
         return pd.DataFrame({n: self._values[j][idx[:, j]] for j, n in enumerate(self.names)})
 
-    def config(self, idx_row: np.ndarray) -> dict[str, Value]:
-        """One configuration as a dict of plain Python values."""
-        row = self._rows(idx_row)[0]
-        return {p.name: p.values[int(i)] for p, i in zip(self.parameters, row, strict=True)}
+    def config(self, idx_row: np.ndarray | Sequence[int]) -> IndexedConfig:
+        """One configuration as a dict of plain Python values (an IndexedConfig: it carries its indices)."""
+        row = idx_row.tolist() if isinstance(idx_row, np.ndarray) and idx_row.ndim == 1 else idx_row
+        if not (isinstance(row, list | tuple) and len(row) == len(self._radix_list)
+                and all(isinstance(i, int) and 0 <= i < r for i, r in zip(row, self._radix_list, strict=True))):
+            row = self._rows(np.asarray(idx_row))[0].tolist()  # checked (raises SpaceSpecError), first row
+        return IndexedConfig(zip(self.names, map(tuple.__getitem__, self._plain_values, row), strict=True), self,
+                             tuple(row), sum(map(int.__mul__, row, self._stride_list)), None)
+
+    def configs(self, idx: np.ndarray) -> list[IndexedConfig]:
+        """The configurations of value-index rows, their flat ids and validity computed for all rows at once."""
+        idx = self._rows(idx)
+        names = self.names
+        values = zip(*(column[idx[:, j]] for j, column in enumerate(self._object_values)), strict=True)
+        return [IndexedConfig(zip(names, row_values, strict=True), self, tuple(row), flat, ok)
+                for row_values, row, flat, ok in zip(values, idx.tolist(), (idx @ self.strides).tolist(),
+                                                     self.is_valid(idx).tolist(), strict=True)]
+
+    @functools.cached_property
+    def _object_values(self) -> tuple[np.ndarray, ...]:
+        """Each parameter's values as an object array of the Python values themselves (decoded in bulk)."""
+        out = []
+        for p in self.parameters:
+            column = np.empty(len(p.values), dtype=object)
+            column[:] = p.values
+            out.append(column)
+        return tuple(out)
+
+    @functools.cached_property
+    def _plain_values(self) -> tuple[tuple[Value, ...], ...]:
+        return tuple(p.values for p in self.parameters)
+
+    @functools.cached_property
+    def _radix_list(self) -> tuple[int, ...]:
+        return tuple(self.radices.tolist())
+
+    @functools.cached_property
+    def _stride_list(self) -> tuple[int, ...]:
+        return tuple(self.strides.tolist())
 
     def index(self, config: Mapping[str, Any]) -> np.ndarray:
         """Value-index row (d,) of one configuration dict."""

@@ -29,6 +29,7 @@ from bat.core.problem import Event, profile_cost_s
 from bat.core.timeouts import BOUND_KEY
 
 META_KEY = b"bat_trace"
+NAN = float("nan")
 #: Columns after the parameter columns, in this order.
 TRACE_COLUMNS: tuple[str, ...] = (
     "step",
@@ -54,30 +55,28 @@ class TraceRecorder:
     def __init__(self, parameters: tuple[str, ...] | list[str], meta: dict[str, Any] | None = None) -> None:
         self.parameters = tuple(parameters)
         self.meta: dict[str, Any] = dict(meta or {})
-        self._rows: list[dict[str, Any]] = []
+        self._rows: list[tuple[Any, ...]] = []  # one per event: the parameters' values, then TRACE_COLUMNS
 
     def on_result(self, event: Event) -> None:
         r = event.result
-        row = {p: r.config[p] for p in self.parameters}
         parted = event.charged or event.kind == "partial"  # a profiled re-run is device time alone
-        row.update(
-            step=event.step,
-            kind=event.kind,
-            charged=event.charged,
-            status=r.status.value,
-            objective_ms=r.objective_ms if r.objective_ms is not None else float("nan"),
-            best_so_far_ms=event.best_so_far_ms if event.best_so_far_ms is not None else float("nan"),
-            cost_s=r.cost_s if parted else (
-                profile_cost_s(r) if event.kind == "profile" else 0.0),
-            elapsed_cost_s=event.elapsed_cost_s,
-            tuner_s=event.tuner_s,
-            profiled=event.profiled,
-            timeout_bound_ms=r.extra.get(BOUND_KEY, float("nan")) if r.status is Status.TIMEOUT else float("nan"),
-            fidelity=r.extra.get(FIDELITY_KEY, 1.0),
-            compile_s=r.compile_s if parted else 0.0,
-            verify_s=r.verify_s if parted else 0.0,
-        )
-        self._rows.append(row)
+        self._rows.append((
+            *map(r.config.__getitem__, self.parameters),
+            event.step,
+            event.kind,
+            event.charged,
+            r.status.value,
+            r.objective_ms if r.objective_ms is not None else NAN,
+            event.best_so_far_ms if event.best_so_far_ms is not None else NAN,
+            r.cost_s if parted else (profile_cost_s(r) if event.kind == "profile" else 0.0),
+            event.elapsed_cost_s,
+            event.tuner_s,
+            event.profiled,
+            r.extra.get(BOUND_KEY, NAN) if r.status is Status.TIMEOUT else NAN,
+            r.extra.get(FIDELITY_KEY, 1.0),
+            r.compile_s if parted else 0.0,
+            r.verify_s if parted else 0.0,
+        ))
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -2,7 +2,8 @@
 
 ``run_tuner`` is what ``bat run``, ``bat compare`` and a notebook call, with
 the same behaviour: given a target (bat.run.targets), it checks a replayed
-dataset (bat.data.checks), builds the Problem with a trace recorder
+dataset (bat.data.checks; once per dataset and space in a process, so the
+runs of a campaign on one target share one check), builds the Problem with a trace recorder
 attached, runs the tuner with a seeded generator, writes the trace where
 asked (a path, or ``"auto"``: a name in the data folder holding everything
 that tells runs apart, numbered when taken; an existing file is replaced only
@@ -161,14 +162,29 @@ def run_tuner(
     return result
 
 
+#: the data checks made in this process (the last ``CHECKS_KEPT``), by the identity of dataset and space:
+#: a campaign's runs on one target check its data once, not once per run
+_checked: dict[tuple[int, int, str], tuple[object, object, DataCheck]] = {}
+CHECKS_KEPT = 16
+
+
 def check_target(target: Target) -> DataCheck | None:
-    """The data check of a replayed target's dataset against its benchmark's registered peers; None when the
-    target replays no dataset."""
+    """The data check of a replayed target's dataset against its benchmark's registered peers (made once per
+    dataset and space in a process; each caller gets its own list of findings); None when the target replays
+    no dataset."""
     if target.dataset is None:
         return None
+    key = (id(target.dataset), id(target.space), target.benchmark)
+    kept = _checked.get(key)
+    if kept is not None and kept[0] is target.dataset and kept[1] is target.space:
+        return replace(kept[2], findings=list(kept[2].findings))
     from bat.data.checks import check_dataset, registry_peers
 
-    return check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+    checked = check_dataset(target.dataset, target.space, registry_peers(target.benchmark))
+    _checked[key] = (target.dataset, target.space, checked)
+    if len(_checked) > CHECKS_KEPT:
+        del _checked[next(iter(_checked))]
+    return replace(checked, findings=list(checked.findings))
 
 
 def _checkpoint(target: Target, path: Path | None, tuner: str, options: Sequence[str], budget: Budget, seed: int,

@@ -67,7 +67,6 @@ class RandomSearch(Tuner):
         space = problem.space
         total = space.count_valid()
         while problem.stats.evaluated < total:
-            for row in space.sample_valid(min(self.batch, total), rng):
-                config = space.config(row)
+            for config in space.configs(space.sample_valid(min(self.batch, total), rng)):
                 if not problem.is_evaluated(config):
                     yield config
