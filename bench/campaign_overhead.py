@@ -39,6 +39,7 @@ import os
 import platform
 import resource
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -68,7 +69,8 @@ SCALING_TUNERS = ("optuna", "kernel_tuner:genetic_algorithm", "reference:genetic
 def fresh() -> None:
     """Forget every target and data check this process holds, so each peer starts from the same place."""
     execute._TARGETS.clear()
-    getattr(execute, "_CHECKS", {}).clear()
+    getattr(execute, "_CHECKS", {}).clear()  # where the campaign kept the checks (before the driver did)
+    getattr(sys.modules.get("bat.run.driver"), "_checked", {}).clear()
 
 
 def check(target: Target) -> None:

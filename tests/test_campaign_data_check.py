@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 import bat.data.checks as checks
-from bat.campaign import execute
 from bat.campaign.design import Campaign, TunerSpec
 from bat.campaign.execute import run_campaign
 from bat.campaign.forked import fork_is_safe
 from bat.core.problem import Budget
 from bat.data.checks import DataCheck, Finding
+from bat.run import driver
 from bat.run.driver import run_tuner
 from bat.run.targets import replay_target
 
@@ -34,7 +34,7 @@ def counted(monkeypatch, tmp_path: Path) -> Path:
         return real(dataset, *args, **kwargs)
 
     monkeypatch.setattr(checks, "check_dataset", check_dataset)
-    monkeypatch.setattr(execute, "_CHECKS", {})
+    monkeypatch.setattr(driver, "_checked", {})
     return log
 
 

@@ -73,8 +73,6 @@ SLOW_WEIGHT = 50
 CHUNKS_PER_WORKER = 8
 
 _TARGETS: dict[tuple[str, str, str, str, tuple[str, ...]], Target] = {}
-#: the data check of each target's dataset, made once per process: (benchmark, GPU, backend, dataset) -> check
-_CHECKS: dict[tuple[str, str, str, str], DataCheck | None] = {}
 
 
 def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "",
@@ -99,12 +97,9 @@ def load_target(benchmark: str, gpu: str, backend: str = "replay", dataset: str 
 
 
 def data_check(benchmark: str, gpu: str, backend: str = "replay", dataset: str = "") -> DataCheck | None:
-    """The data check of a target's dataset (``bat.run.driver.check_target``), made once per process: every run
-    of a campaign on that target shares it (its dataset is loaded once too, ``load_target``)."""
-    key = (benchmark, gpu, backend, dataset)
-    if key not in _CHECKS:
-        _CHECKS[key] = check_target(load_target(*key))
-    return _CHECKS[key]
+    """The data check of a target's dataset (``bat.run.driver.check_target``, which keeps it), made once per
+    process: every run of a campaign on that target shares it (its dataset is loaded once too, ``load_target``)."""
+    return check_target(load_target(benchmark, gpu, backend, dataset))
 
 
 def execute_run(spec: RunSpec) -> RunRecord:
