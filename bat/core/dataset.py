@@ -207,11 +207,12 @@ class Dataset:
     def counters(self) -> list[str]:
         return counter_columns(self.frame)
 
-    def row_of(self, config: Mapping[str, Any]) -> int | None:
+    def row_of(self, config: Mapping[Any, Any]) -> int | None:
         """Position of ``config`` in ``frame`` (None when it was not recorded); indexed on first use.
 
         A configuration the space made (bat.core.indexed_config) is found by its flat id, others by
-        their values (NumPy scalars hash and compare as the Python values they hold).
+        their values (NumPy scalars hash and compare as the Python values they hold). Its keys are the
+        parameters' names (a frame's row, as ``to_dict`` gives it, types them as any label).
         """
         if type(config) is IndexedConfig and config.flat >= 0:
             by_id = self._rows_by_id(config.space)
