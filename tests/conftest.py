@@ -9,12 +9,15 @@ are cached by source hash (bat.toolchain.nvrtc) for every test, xdist worker and
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "tests" / "fixtures" / "published"
+#: the top-level packages loaded once pytest had collected the tests, before any ran (tests/test_collection.py)
+LOADED_BY_COLLECTION = pytest.StashKey[frozenset[str]]()
 
 
 def _present(path: Path) -> Path:
@@ -48,6 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """Compile results are shared by tests, xdist workers and later runs (bat.toolchain.nvrtc's cache)."""
     if getattr(config, "cache", None) is not None:
         os.environ.setdefault("BAT_NVRTC_CACHE", str(config.cache.mkdir("bat-nvrtc")))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collecting cost in imports: the packages loaded so far, kept for tests/test_collection.py."""
+    session.config.stash[LOADED_BY_COLLECTION] = frozenset(name.partition(".")[0] for name in sys.modules)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
