@@ -119,8 +119,10 @@ def test_an_exec_tuner_that_stalls_ends_the_run_and_its_children(tmp_path, monke
     (tmp_path / "staller.py").write_text(STALLER)
     pid_file = tmp_path / "child.pid"
     code = run_in(tmp_path, monkeypatch, ["run", "-t", f"exec:{sys.executable} staller.py {pid_file}",
-                                          "-O", "idle_s=1", "-b", "pnpoly", "--budget", "5", "-o", "t.parquet"])
-    assert code == 0  # the staller sleeps 300 s: the run ended at its idle limit (its trace says "stalled")
+                                          "-O", "idle_s=5", "-b", "pnpoly", "--budget", "5", "-o", "t.parquet"])
+    # the staller sleeps 300 s: the run ended at its idle limit (its trace says "stalled"); the limit leaves
+    # room for the staller's start, which counts toward the wait for its hello
+    assert code == 0
     _, meta = read_trace(tmp_path / "t.parquet")
     assert "stalled" in json.dumps(meta)
     child = int(pid_file.read_text())
