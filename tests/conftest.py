@@ -9,8 +9,8 @@ Tests write only in their temporary folders and in pytest's cache folder (``.pyt
 ``-p no:cacheprovider``, a temporary folder removed after the run): each test's data folder
 (``BAT_DATA_DIR``), and the caches of the tools under test (compiled kernels, the emulator's builds,
 matplotlib's font list, IPython's profile and Jupyter's connection files, Hypothesis's examples). A run
-that wrote anywhere else in the repository or in ``$HOME`` fails, naming what it wrote
-(tests/outside_writes.py).
+that wrote anywhere else in the repository, or in the folders of ``$HOME`` where those tools write by
+default, fails, naming what it wrote (tests/outside_writes.py).
 """
 
 from __future__ import annotations

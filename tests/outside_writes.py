@@ -3,9 +3,10 @@
 A snapshot is taken before the first test and compared after the last (tests/conftest.py): in the
 repository, every path ``git status --ignored`` names (a new file, a changed one, a new ignored folder such
 as ``bat-data/`` or ``.hypothesis/``), less Python's bytecode and pytest's own cache folder; in ``$HOME``,
-the names in it and in its ``.cache``, ``.config`` and ``.local/share`` (a tool's new folder there: an
-emulator build cache, a matplotlib font list, an IPython profile). Names only, not times: other programs
-on a shared machine may touch what exists, and a run must not fail for that.
+the folders where the tools under test write by default (the emulator's builds, matplotlib's and
+IPython's files, Jupyter's connection files) and the names in each. Names only, not times, and not the
+rest of ``$HOME``: on a shared machine other programs write there (a shell's history, ``top``'s settings
+in ``.config/procps`` appeared during one run), and a run must not fail for them.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 
 #: written by Python and pytest themselves, never by a test
 INFRASTRUCTURE = ("__pycache__/", ".pytest_cache/")
-#: folders of $HOME whose names are listed
-HOME_FOLDERS = ("", ".cache", ".config", ".local/share")
+#: where the tools under test write when tests/conftest.py does not send them to pytest's cache folder
+HOME_FOLDERS = (".cache/bat/emulated", ".cache/matplotlib", ".config/matplotlib", ".ipython", ".local/share/jupyter")
 
 
 def repository_paths(root: Path) -> frozenset[str] | None:
@@ -32,9 +33,10 @@ def repository_paths(root: Path) -> frozenset[str] | None:
 
 
 def home_names(home: Path) -> frozenset[str]:
-    """The names in ``home`` and in its folders of ``HOME_FOLDERS`` (those that exist)."""
-    return frozenset(str(Path(folder) / name) for folder in HOME_FOLDERS if (home / folder).is_dir()
-                     for name in os.listdir(home / folder))
+    """The folders of ``HOME_FOLDERS`` that exist in ``home``, and the names in each."""
+    present = [folder for folder in HOME_FOLDERS if (home / folder).is_dir()]
+    return frozenset([*(f"{folder}/" for folder in present),
+                      *(f"{folder}/{name}" for folder in present for name in os.listdir(home / folder))])
 
 
 def snapshot(root: Path, home: Path) -> tuple[frozenset[str] | None, frozenset[str]]:
