@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "analyses.ipynb"
@@ -22,6 +23,7 @@ def run_notebook(nb: nbformat.NotebookNode, where: Path = NOTEBOOK.parent) -> st
     return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
 
 
+@pytest.mark.slow
 def test_analyses_notebook_runs(monkeypatch):
     monkeypatch.setenv("BAT_NOTEBOOK_SMALL", "1")
     nb = nbformat.read(NOTEBOOK, as_version=4)
