@@ -33,7 +33,6 @@ import numpy as np
 
 from bat.analysis import published
 from bat.analysis.ffg import FitnessFlowGraph
-from bat.analysis.ffg_product import ProductFFG
 from bat.analysis.pagerank_rule import RULES, PageRankRun, StopRule
 from bat.core.dataset import Dataset, Status
 from bat.core.errors import DatasetError, UnknownNameError
@@ -41,6 +40,8 @@ from bat.core.space import SearchSpace
 
 if TYPE_CHECKING:
     from distributed import Client
+
+    from bat.analysis.ffg_product import ProductFFG
 
 INVALID_FITNESS = 1e10
 RULE_CHOICES = ("auto", *RULES)
@@ -117,6 +118,8 @@ def build_product_graph(fitness: np.ndarray, variant: str = "published") -> Prod
     """The adjacent-value FFG of a fitness array under a named variant (compiled form)."""
     if variant not in VARIANTS:
         raise UnknownNameError("centrality variant", variant, list(VARIANTS))
+    from bat.analysis.ffg_product import ProductFFG  # Numba loads with the compiled graph, not with this module
+
     valid = variant == "valid"
     return ProductFFG(fitness, strict=valid, valid_only=valid, invalid=INVALID_FITNESS)
 

@@ -4,17 +4,36 @@
 original formats (see its PROVENANCE.md); tests read the imported datasets
 from ``results/``. A missing file is a failure, never a skip. Compile results
 are cached by source hash (bat.toolchain.nvrtc) for every test, xdist worker and later run.
+
+Tests write only in their temporary folders and in pytest's cache folder (``.pytest_cache``; with
+``-p no:cacheprovider``, a temporary folder removed after the run): each test's data folder
+(``BAT_DATA_DIR``), and the caches of the tools under test (compiled kernels, the emulator's builds,
+matplotlib's font list, IPython's profile and Jupyter's connection files, Hypothesis's examples). A run
+that wrote anywhere else in the repository, or in the folders of ``$HOME`` where those tools write by
+default, fails, naming what it wrote (tests/outside_writes.py).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from outside_writes import snapshot, written
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "tests" / "fixtures" / "published"
+#: the top-level packages loaded once pytest had collected the tests, before any ran (tests/test_collection.py)
+LOADED_BY_COLLECTION = pytest.StashKey[frozenset[str]]()
+#: what the repository and $HOME held before the first test (the run's controller only)
+BEFORE_RUN = pytest.StashKey[tuple]()
+#: variables that tell a tool where to write, and the cache folder each gets
+TOOL_FOLDERS = {"BAT_NVRTC_CACHE": "bat-nvrtc", "BAT_EMULATION_CACHE": "bat-emulated", "MPLCONFIGDIR": "matplotlib",
+                "IPYTHONDIR": "ipython", "JUPYTER_RUNTIME_DIR": "jupyter-runtime",
+                "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis"}
 
 
 def _present(path: Path) -> Path:
@@ -45,9 +64,45 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile results are shared by tests, xdist workers and later runs (bat.toolchain.nvrtc's cache)."""
+    """The tools' caches in pytest's cache folder, shared by tests, xdist workers (which inherit the
+    variables) and later runs; without pytest's cache, in one temporary folder for the run."""
+    if all(name in os.environ for name in TOOL_FOLDERS):
+        return
     if getattr(config, "cache", None) is not None:
-        os.environ.setdefault("BAT_NVRTC_CACHE", str(config.cache.mkdir("bat-nvrtc")))
+        folders = {name: str(config.cache.mkdir(folder)) for name, folder in TOOL_FOLDERS.items()}
+    else:
+        base = tempfile.mkdtemp(prefix="bat-test-caches-")
+        config.add_cleanup(lambda: shutil.rmtree(base, ignore_errors=True))
+        folders = {name: os.path.join(base, folder) for name, folder in TOOL_FOLDERS.items()}
+    for name, folder in folders.items():
+        os.environ.setdefault(name, folder)
+
+
+def _controller(config: pytest.Config) -> bool:
+    """This process runs the session (not an xdist worker)."""
+    return not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """What the repository and $HOME hold before any test runs."""
+    if _controller(session.config):
+        session.config.stash[BEFORE_RUN] = snapshot(ROOT, Path.home())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A run that wrote outside its temporary folders fails, naming what it wrote."""
+    if not _controller(session.config) or BEFORE_RUN not in session.config.stash:
+        return
+    found = written(session.config.stash[BEFORE_RUN], snapshot(ROOT, Path.home()))
+    if found:
+        print("\ntests wrote outside their temporary folders (tests/outside_writes.py):", *found, sep="\n  ",
+              file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collecting cost in imports: the packages loaded so far, kept for tests/test_collection.py."""
+    session.config.stash[LOADED_BY_COLLECTION] = frozenset(name.partition(".")[0] for name in sys.modules)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import gzip
 import io
 import json
@@ -116,6 +117,17 @@ def t1_base() -> dict[str, Any]:
     return json.loads((ROOT / "tests" / "fixtures" / "t1" / "hotspot_milo.T1.json").read_text())
 
 
+def _built_once(build: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """``build`` runs once (a dataset read and converted); each call returns a copy, which callers mutate."""
+    once = functools.cache(build)
+
+    @functools.wraps(build)
+    def copy_of() -> dict[str, Any]:
+        return copy.deepcopy(once())
+    return copy_of
+
+
+@_built_once
 def cache_base() -> dict[str, Any]:
     from bat.core.dataset import Dataset
     from bat.formats.kerneltuner import to_cache
@@ -125,6 +137,7 @@ def cache_base() -> dict[str, Any]:
     return raw
 
 
+@_built_once
 def t4_base() -> dict[str, Any]:
     from bat.core.dataset import Dataset
     from bat.formats.t4 import to_t4
@@ -134,6 +147,7 @@ def t4_base() -> dict[str, Any]:
     return raw
 
 
+@_built_once
 def ktt_base() -> dict[str, Any]:
     from bat.core.dataset import Dataset
     from bat.formats.ktt import to_ktt

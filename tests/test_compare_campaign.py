@@ -148,6 +148,7 @@ KILLED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_kill_minus_nine_leaves_a_readable_store_and_resume_completes(tmp_path: Path) -> None:
     repeats = 300  # about 4 s of runs: a kill after the first chunks lands part-way even on a loaded machine
     proc = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path), str(repeats)], start_new_session=True)

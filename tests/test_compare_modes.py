@@ -40,6 +40,7 @@ def _outputs(out: Path) -> tuple[Any, str, list[str]]:
             sorted(p.name for p in (out / "plots").iterdir()))
 
 
+@pytest.mark.slow
 def test_one_worker_two_workers_and_dask_write_the_same_results(tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed", reason="dask[distributed] (the 'dask' extra) is missing")
     c = _campaign()

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from matplotlib.figure import Figure
-from matplotlib.legend import Legend
-from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
-from bat.analysis.convergence import Curve
-from bat.analysis.plots import convergence_figure
 from bat.cli import EXIT_OK, main
+
+if TYPE_CHECKING:  # matplotlib loads in the tests, not when pytest collects this file
+    from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
 
 
 def tick_texts(ax: Any, which: str) -> list[Any]:
@@ -32,6 +30,9 @@ def tick_texts(ax: Any, which: str) -> list[Any]:
 
 def appearance(handle: Any) -> tuple:
     """What tells a legend entry apart without its colour."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     if isinstance(handle, Line2D):
         return ("line", handle.get_linestyle(), str(getattr(handle, "_unscaled_dash_pattern", None)),
                 handle.get_marker() if handle.get_marker() not in ("None", None, "") else None)
@@ -71,6 +72,8 @@ def problems(fig: Figure, name: str) -> list[str]:
 @pytest.fixture
 def figures(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """Every figure saved in the test, by file name: the problems found in it once drawn."""
+    from matplotlib.figure import Figure
+
     seen: dict[str, list[str]] = {}
     real = Figure.savefig
 
@@ -123,6 +126,9 @@ def test_every_hypertune_figure_reads_back(figures: dict[str, list[str]], tmp_pa
 
 def test_log_axes_read_as_plain_numbers() -> None:
     """The formatter itself: decades as decimals or 10 with a superscript, never mathtext."""
+    from bat.analysis.convergence import Curve
+    from bat.analysis.plots import convergence_figure
+
     ks = list(range(1, 100001, 7))
     flat = [0.5] * len(ks)
     curve = Curve(label="random search", budgets=ks, centre=flat, low=flat, high=flat, method="exact")

@@ -14,9 +14,6 @@ from pathlib import Path
 
 import pytest
 
-import bat.analysis.compare.plots as compare_plots
-import bat.analysis.compare.score_plots as score_plots
-import bat.analysis.plots as plots
 from bat.cli import EXIT_OK, main
 
 NAMES = {"RTX_3090": "NVIDIA GeForce RTX 3090", "RTX_3060_laptop": "NVIDIA GeForce RTX 3060 Laptop GPU"}
@@ -61,6 +58,11 @@ def check_layout(fig, name: str) -> None:
 @pytest.fixture
 def caught(monkeypatch) -> dict[str, object]:
     """Every figure saved, by file name, checked first."""
+    # matplotlib loads here, not when pytest collects this file
+    import bat.analysis.compare.plots as compare_plots
+    import bat.analysis.compare.score_plots as score_plots
+    import bat.analysis.plots as plots
+
     figures: dict[str, object] = {}
     real = plots.save_figure
 

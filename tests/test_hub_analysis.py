@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from bat.analysis.data import load_benchmark_data
-from bat.analysis.plots import portability_figure, tuning_impact_figure
 from bat.analysis.portability import portability_matrix
 from bat.analysis.speedup import speedup_over_default
 from bat.cli import main
@@ -34,6 +33,8 @@ def test_the_portability_matrix_groups_vendors_and_summarises_both_directions(co
     assert across["NVIDIA->AMD"]["mean"] == pytest.approx(nv_to_amd.mean())
     assert across["NVIDIA->AMD"]["worst"] == pytest.approx(nv_to_amd.min()) and across["NVIDIA->AMD"]["cells"] == 4
     assert 0 < across["NVIDIA->AMD"]["worst"] < across["AMD->NVIDIA"]["worst"] < 1  # the published data's asymmetry
+    from bat.analysis.plots import portability_figure  # matplotlib loads here, not when pytest collects this file
+
     fig = portability_figure("convolution_milo", port)
     boundaries = [line for line in fig.axes[0].lines if line.get_color() == "red"]
     assert len(boundaries) == 2  # one horizontal, one vertical line between the vendors
@@ -56,6 +57,8 @@ def test_speedup_over_the_default_configuration(convolution):
 
 def test_the_tuning_impact_figure_tells_vendors_and_missing_defaults_apart():
     from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from bat.analysis.plots import tuning_impact_figure
 
     fig = tuning_impact_figure("x", {"A": {"over_median": 3.0, "over_default": 2.0},
                                      "B": {"over_median": 30.0, "over_default": None}}, {"A": "NVIDIA", "B": "AMD"})

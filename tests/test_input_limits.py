@@ -63,9 +63,9 @@ def test_a_duplicate_check_of_a_million_values_is_linear() -> None:
     raw.pop("other_names")  # other frameworks' names of pnpoly's parameters, replaced here
     raw["parameters"] = [{"name": "x", "values": list(range(1_000_000))}]
     raw["constraints"] = []
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds of this process, which other processes' load does not stretch
     space_from_dict(raw, "s.json")
-    assert time.perf_counter() - start < 30  # quadratic: hours
+    assert time.process_time() - start < 30  # quadratic: hours
 
 
 def test_a_constraint_group_too_large_for_the_engine_is_refused_with_its_size() -> None:

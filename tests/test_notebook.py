@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import nbclient
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "analyses.ipynb"
@@ -16,11 +16,14 @@ NOTEBOOK = ROOT / "notebooks" / "analyses.ipynb"
 def run_notebook(nb: nbformat.NotebookNode, where: Path = NOTEBOOK.parent) -> str:
     """Execute ``nb`` in a fresh kernel whose working directory is ``where`` (Jupyter's: the notebook's
     folder, where the repository's top-level folders are not importable); the text of every output."""
+    import nbclient  # Jupyter's client loads here, not when pytest collects this file
+
     nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                             resources={"metadata": {"path": str(where)}}).execute()
     return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
 
 
+@pytest.mark.slow
 def test_analyses_notebook_runs(monkeypatch):
     monkeypatch.setenv("BAT_NOTEBOOK_SMALL", "1")
     nb = nbformat.read(NOTEBOOK, as_version=4)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 import numpy as np
 import pytest
 
 from bat.core.space import Constraint, Parameter, SearchSpace
 from bat.testing.synthetic import constrained_space, tiny_space
-
-pytest.importorskip("ConfigSpace", reason="the smac tuners need ConfigSpace (installed with smac)")
-
 from bat.tuner_adapters.smac_space import configuration_space
+
+#: found, not imported: ConfigSpace (and SciPy under it) loads in the tests, not when pytest collects this file
+pytestmark = pytest.mark.skipif(find_spec("ConfigSpace") is None,
+                                reason="the smac tuners need ConfigSpace (installed with smac)")
 
 
 def _forbidden(cs, space: SearchSpace, rows: np.ndarray) -> np.ndarray:

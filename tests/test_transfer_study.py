@@ -142,7 +142,6 @@ def test_the_study_runs_on_dask_unchanged(tmp_path):
     assert numbers(on_dask.rows) == numbers(local.rows)  # same seeds, same priors, same evaluations
 
 
-@pytest.mark.slow
 def test_a_gpu_without_facts_counts_by_its_device_name(tmp_path: Path, monkeypatch, capsys):
     """An AMD card the project has no facts for ("AMD Radeon PRO W7800", imported as W7800) joins the
     cross-vendor splits by its dataset's device name: an AMD target of the NVIDIA prior, a source of the AMD one."""

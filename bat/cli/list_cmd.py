@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from enum import StrEnum
+from functools import cache
 from typing import Any
 
 import typer
@@ -43,6 +44,7 @@ def list_(what: What = typer.Argument(What.all, help="What to list."),
         document({"tuner_options": records})
         return
     found: dict[str, Records] = {}
+    _dataset_entries.cache_clear()  # read once per command: the data folder may have changed since the last
     for kind, (rows_of, table) in TABLES.items():
         if what in (What.all, kind):
             found[kind.value] = rows_of()
@@ -133,12 +135,19 @@ def backends_table(records: Records) -> Table:
     return t
 
 
+@cache
+def _dataset_entries() -> list[Any]:
+    """Every dataset's entry, each Parquet footer read once for both tables of ``bat list`` (datasets, GPUs)."""
+    from bat.registry import dataset_entries
+
+    return dataset_entries()
+
+
 def datasets_records() -> Records:
     from bat.cli.console import shown_path
     from bat.core.quarantine import count
-    from bat.registry import dataset_entries
 
-    entries = dataset_entries()
+    entries = _dataset_entries()
     keys = Counter(e.key for e in entries)
     return [{"id": e.id, "path": shown_path(e.path), "benchmark": e.meta.benchmark, "gpu": e.meta.gpu,
              "gpu_name": e.meta.gpu_name, "rows": e.meta.n_expected, "partial": bool(e.meta.partial),
@@ -169,10 +178,8 @@ def datasets_table(records: Records) -> Table:
 
 
 def gpus_records() -> Records:
-    from bat.registry import dataset_entries
-
     gpus: dict[str, tuple[str, list[str]]] = {}
-    for e in dataset_entries():
+    for e in _dataset_entries():
         _, benches = gpus.setdefault(e.meta.gpu, (e.meta.gpu_name, []))
         benches.append(e.meta.benchmark)
     return [{"gpu": gpu, "name": name, "benchmarks": benches} for gpu, (name, benches) in sorted(gpus.items())]
