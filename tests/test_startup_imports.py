@@ -36,8 +36,8 @@ CLI_MODULES = {"bat", "bat.core", "bat.core.errors", "bat.core.atomic", "bat.cli
                *(f"bat.cli.{c}_cmd" for c in ("analyze", "check", "compare", "data", "hypertune", "inspect",
                                                 "leaderboard", "list", "record", "run", "serve", "space", "verify"))}
 SPACE_MODULES = {"bat.core.arithmetic", "bat.core.benchmark", "bat.core.commandspec", "bat.core.constraint_groups",
-                 "bat.core.expressions", "bat.core.limits", "bat.core.space", "bat.core.spacefile", "bat.core.t1",
-                 "bat.benchmarks"}
+                 "bat.core.expressions", "bat.core.indexed_config", "bat.core.limits", "bat.core.space",
+                 "bat.core.spacefile", "bat.core.t1", "bat.benchmarks"}
 
 
 def imported(args: list[str]) -> tuple[set[str], set[str]]:

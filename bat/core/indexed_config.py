@@ -15,10 +15,10 @@ path of an ordinary dict; to everything else it is an ordinary dict.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from bat.core.space import SearchSpace
+#: the SearchSpace that made a configuration (bat.core.space, which imports this module: not imported back)
+Space = Any
 
 
 class IndexedConfig(dict[str, Any]):
@@ -26,12 +26,12 @@ class IndexedConfig(dict[str, Any]):
 
     __slots__ = ("flat", "row", "space", "valid")
 
-    def __init__(self, values: Iterable[tuple[str, Any]] | Mapping[str, Any], space: SearchSpace,
+    def __init__(self, values: Iterable[tuple[str, Any]] | Mapping[str, Any], space: Space,
                  row: tuple[int, ...], flat: int, valid: bool | None) -> None:
         super().__init__(values)
         self.space, self.row, self.flat, self.valid = space, row, flat, valid
 
-    def indexed_in(self, space: SearchSpace) -> bool:
+    def indexed_in(self, space: Space) -> bool:
         """Whether what it carries holds for ``space`` (made there, not changed since)."""
         return self.flat >= 0 and self.space is space
 
