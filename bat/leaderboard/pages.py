@@ -204,11 +204,14 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
              ("best recorded time (ms)", noise.get("best_ms")),
              ("noise-aware optimum: configurations", noise.get("size")),
              ("data checks", "flagged" if checks.get("flagged") else "nothing flagged")]
-    ds = t["dataset"]
+    ds, recorded = t["dataset"], t.get("recorded_dataset")
     data = ([("dataset", ds.get("dataset")), ("file sha256", ds.get("sha256")), ("GPU", ds.get("gpu_name")),
              ("driver", ds.get("driver")), ("toolkit", ds.get("toolkit")), ("measured", ds.get("date")),
              ("source", ds.get("source")), ("licence", ds.get("licence"))] if ds.get("found")
             else [("dataset", f"not found when the site was built: {ds.get('why')}")])
+    if recorded:  # bat compare --sealed: the file its runs replayed, and its digest
+        data = [("dataset the runs recorded (sealed)", recorded["file"]),
+                ("its sha256, recorded by the runs", recorded["sha256"]), *data]
     body = ("<h2>Data</h2>" + _facts(data + facts) + (f"<ul>{findings}</ul>" if findings else "")
             + "<h2>Methodology score</h2>" + _ranking_table(t["scores"], "../", "runs")
             + _figure(slug(name), name, "../"))
@@ -245,9 +248,19 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
 
 
 def _tuner_page(label: str, t: dict[str, Any]) -> str:
+    def sealed(field: str) -> str | None:
+        """One recorded fact per results folder, as the folders list them; None when no folder is sealed."""
+        if not any(t["sealed"]):
+            return None
+        return ", ".join(_fact(None if c is None else c[field]) for c in t["sealed"])
+
+    library = next((c["library"] for c in t["sealed"] if c and c["library"]), None)
     facts = [("tuner", t["spec"]), ("declared options", json.dumps(t["options"])),
              ("results folders", ", ".join(t["sources"])),
-             ("isolated (own sandboxed process)", ", ".join("yes" if i else "no" for i in t["isolated"]))]
+             ("isolated (own sandboxed process)", ", ".join("yes" if i else "no" for i in t["isolated"])),
+             ("code digest (sha256 of its modules' source, bat compare --sealed)", sealed("code_digest")),
+             (f"{library} version" if library else "library version", sealed("library_version")),
+             ("BAT version of the runs", sealed("bat_version"))]
     rows = [[(f'<a href="../target/{slug(r["target"])}.html">{escape(r["target"])}</a>', None),
              _score_cell(r["evaluations"]), _score_cell(r["time"]),
              (str(r["evaluations"].get("runs")), r["evaluations"].get("runs") or "")] for r in t["targets"]]
