@@ -18,7 +18,8 @@ pages derived again from the stored results (and the stored facts of their
 datasets, ``data/targets.json``) are the site's, byte for byte.
 The first failure raises ``TamperedSiteError`` naming the file. The SVG
 figures are checked by their digests (they are drawn from the figure inputs,
-which are derived again).
+which are derived again), and so is Plotly's bundle (copied from the plotly
+package that built the site; the pages that draw with it are derived again).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 from bat.core.atomic import check_output_folder
 from bat.core.errors import BatError, OutputError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes, regular_file
-from bat.leaderboard import figures, pages, seal
+from bat.leaderboard import figures, interactive, pages, seal
 from bat.leaderboard.provenance import dataset_facts
 from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source, sealed_runs
 from bat.leaderboard.standings import derive
@@ -86,6 +87,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
     datasets = dataset_facts(sources)
     standings = derive(sources, datasets)
     derived = pages.render(standings)
+    plotly = interactive.bundle()
     key = seal.read_key(key_path)
     created = key is None
     if key is None:
@@ -100,8 +102,9 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
         for rel, text in derived.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
+        (tmp / interactive.BUNDLE).write_bytes(plotly)
         for rel, text in derived.items():
-            if rel.startswith("figures/") and rel.endswith(".json"):
+            if rel.startswith("figures/") and rel.endswith(".json") and json.loads(text)["kind"] == "scores":
                 figures.draw(json.loads(text), tmp / rel.replace(".json", ".svg"))
         doc = seal.manifest(tmp, [{"name": s.name, "path": _stored(k), "sha256": s.sha256}
                                   for k, s in enumerate(sources, start=1)], version, sealed_runs(sources))
