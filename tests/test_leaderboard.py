@@ -299,7 +299,7 @@ def test_convergence_and_ecdf_curves_agree_with_the_runs(folders, key, tmp_path,
     name = f"{slug('pnpoly/RTX_3090')}-convergence"
     inline = re.search(rf'<script type="application/json" id="input-{name}">(.*?)</script>', page)
     assert inline and json.loads(inline.group(1)) == json.loads((site / "figures" / f"{name}.json").read_text())
-    assert f'data-input="input-{name}"' in page and '<script src="../assets/plotly.min.js">' in page
+    assert f'data-input="input-{name}"' in page and '<script src="../assets/plots.js">' in page
     assert (site / "assets" / "plotly.min.js").stat().st_size > 1_000_000  # Plotly's bundle, copied in
     hits = json.loads((folders["a"] / "results.json").read_text())["methodology"]["hitting_times"]
     mine = [h["evaluations"] for h in hits if h["label"] == "reference:random"]

@@ -158,3 +158,29 @@ window.addEventListener("load", function () {
     assert _contrast(colours["text"], colours["background"]) >= 7  # WCAG AAA for body text
     assert _contrast(colours["link"], colours["background"]) >= 4.5
     assert _contrast(colours["text"], colours["head"]) >= 7
+
+
+def test_an_interactive_figure_reads_its_values_from_the_keyboard(site: Path, tmp_path: Path) -> None:
+    shutil.copytree(site, tmp_path / "copy")
+    page = tmp_path / "copy" / "target" / f"{slug('pnpoly/RTX_3090')}.html"
+    page.write_text(page.read_text().replace("</body>", """<script>
+window.addEventListener("load", function () {
+  var plot = document.querySelector("div.plot");
+  window.batDrawAll().then(function () {
+    plot.focus();
+    var before = plot.querySelectorAll(".hoverlayer .hoverlabel, .hoverlayer .legend").length;
+    ["End", "ArrowLeft"].forEach(function (key) {
+      plot.dispatchEvent(new KeyboardEvent("keydown", {key: key, bubbles: true}));
+    });
+    setTimeout(function () {
+      document.body.setAttribute("data-keys", JSON.stringify({focused: document.activeElement === plot,
+        before: before, text: plot.querySelector(".hoverlayer").textContent}));
+    }, 200);
+  });
+});
+</script></body>"""))
+    proc = _chromium("--dump-dom", page.resolve().as_uri())
+    found = json.loads(html.unescape(re.search(r'data-keys="([^"]*)"', proc.stdout).group(1)))
+    assert found["focused"] and found["before"] == 0
+    assert "reference:random" in found["text"]  # the read-out names the tuners at the evaluation reached: 8 - 1
+    assert found["text"].startswith("7")

@@ -5,9 +5,10 @@ Plotly's browser bundle ships inside the ``plotly`` Python package (MIT; the
 site carries a copy (``assets/plotly.min.js``), so a page opens from disk
 offline. A figure's input is inlined in its page (a JSON script element: a
 page opened from ``file://`` may not fetch files) beside a ``div.plot`` that
-names it; ``PLOTS_JS`` draws a figure when it comes near the viewport (an
-``IntersectionObserver``: a page of many figures loads without drawing those
-never seen), all of them before printing, and redraws them when the reader's
+names it; ``PLOTS_JS`` loads the bundle and draws a figure once the page has
+loaded and the figure comes near the viewport (an ``IntersectionObserver``:
+the page's load never waits for Plotly, and a figure never seen is never
+drawn), every figure before printing, and redraws them when the reader's
 colour scheme changes. Keyboard: a figure takes the focus (Tab); the left and
 right arrows move the read-out along the evaluations, Home and End jump to
 the ends.
@@ -25,10 +26,11 @@ from bat.core.errors import MissingDependencyError
 #: where the site keeps Plotly's bundle
 BUNDLE = "assets/plotly.min.js"
 
-PLOTS_JS = """(function () {
+PLOTS_JS = r"""(function () {
   "use strict";
   var palette = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#56b4e9", "#e69f00", "#7f7f7f", "#8c564b"];
   var plots = Array.prototype.slice.call(document.querySelectorAll("div.plot"));
+  var bundle = document.currentScript.src.replace(/plots\.js$/, "plotly.min.js"), loading = null;
   var titles = {convergence: "best known / best found so far", ecdf: "share of (run, fixed target) reached"};
   function rgba(hex, alpha) {
     var n = parseInt(hex.slice(1), 16);
@@ -59,17 +61,31 @@ PLOTS_JS = """(function () {
   function layout(data) {
     var c = colours(), axis = {gridcolor: c.grid, zerolinecolor: c.grid, linecolor: c.grid};
     return {paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)", font: {color: c.text},
-            hovermode: "x unified", margin: {t: 10, r: 10}, height: 420 + 22 * Math.ceil(data.count / 3),
+            hovermode: "x unified", hoverlabel: {namelength: -1}, margin: {t: 10, r: 10},
+            height: 420 + 22 * Math.ceil(data.count / 3),
             legend: {font: {color: c.text}, orientation: "h", y: -0.18, yanchor: "top"},
             xaxis: Object.assign({title: {text: "evaluations"}}, axis),
             yaxis: Object.assign({title: {text: titles[data.kind]}, range: [0, 1.05]}, axis)};
   }
+  function library() {  // Plotly's bundle, loaded once, when the first figure is drawn
+    if (!loading) {
+      loading = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = bundle; script.onload = resolve; script.onerror = reject;
+        document.head.appendChild(script);
+      });
+    }
+    return loading;
+  }
   function draw(el) {
-    if (el.getAttribute("data-drawn")) { return Promise.resolve(el); }
-    el.setAttribute("data-drawn", "1");
-    var data = JSON.parse(document.getElementById(el.getAttribute("data-input")).textContent);
-    data.count = Object.keys(data.curves).length;
-    return Plotly.newPlot(el, traces(data), layout(data), {displaylogo: false, responsive: true});
+    if (!el.drawn) {
+      el.drawn = library().then(function () {
+        var data = JSON.parse(document.getElementById(el.getAttribute("data-input")).textContent);
+        data.count = Object.keys(data.curves).length;
+        return Plotly.newPlot(el, traces(data), layout(data), {displaylogo: false, responsive: true});
+      });
+    }
+    return el.drawn;
   }
   function keys(el) {
     var at = 0;
@@ -78,29 +94,27 @@ PLOTS_JS = """(function () {
       var moves = {ArrowRight: at + 1, ArrowLeft: at - 1, Home: 1, End: last};
       if (!(ev.key in moves)) { return; }
       ev.preventDefault();
-      draw(el).then(function () {
-        at = Math.min(Math.max(moves[ev.key], 1), last);
-        Plotly.Fx.hover(el, {xval: at});
-      });
+      at = Math.min(Math.max(moves[ev.key], 1), last);
+      var x = at;
+      draw(el).then(function () { Plotly.Fx.hover(el, {xval: x}); });
     });
   }
   window.batDrawAll = function () { return Promise.all(plots.map(draw)); };
   window.addEventListener("beforeprint", window.batDrawAll);
   plots.forEach(keys);
-  if ("IntersectionObserver" in window) {
+  window.addEventListener("load", function () {  // the page is whole first; figures follow as they are seen
+    if (!("IntersectionObserver" in window)) { window.batDrawAll(); return; }
     var near = new IntersectionObserver(function (entries) {
       entries.forEach(function (e) { if (e.isIntersecting) { near.unobserve(e.target); draw(e.target); } });
     }, {rootMargin: "300px"});
     plots.forEach(function (el) { near.observe(el); });
-  } else {
-    window.batDrawAll();
-  }
+  });
   window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", function () {
     var c = colours(), update = {"font.color": c.text, "legend.font.color": c.text};
     ["xaxis", "yaxis"].forEach(function (a) {
       update[a + ".gridcolor"] = c.grid; update[a + ".zerolinecolor"] = c.grid; update[a + ".linecolor"] = c.grid;
     });
-    plots.forEach(function (el) { if (el.getAttribute("data-drawn")) { Plotly.relayout(el, update); } });
+    plots.forEach(function (el) { if (el.drawn) { el.drawn.then(function () { Plotly.relayout(el, update); }); } });
   });
 })();
 """
@@ -128,5 +142,5 @@ def plot(name: str, data: dict[str, Any], alt: str, up: str) -> str:
 
 
 def scripts(up: str) -> str:
-    """The script elements a page of interactive figures ends with."""
-    return f'<script src="{up}{BUNDLE}"></script><script src="{up}assets/plots.js"></script>'
+    """The script element a page of interactive figures ends with (it loads Plotly's bundle when needed)."""
+    return f'<script src="{up}assets/plots.js"></script>'
