@@ -12,7 +12,7 @@ reused from ``WORK``, so an interrupted build resumes):
    samplers, SMAC's facades, Kernel Tuner's strategies; read from the tuner
    catalogue, not a hand-kept list) on every shipped dataset (``--benchmarks
    all --gpus all``), ``--budgets`` and ``--repeats`` as given (default one
-   budget of 25 evaluations, 3 repeats), replayed, ``--workers`` processes.
+   budget of 25 evaluations, 2 repeats), replayed, ``--workers`` processes.
    Left out, each with its reason in the output: oracles, tuners whose
    library is missing here (``optuna:gp`` without PyTorch), the
    profile-guided tuners (they need recorded performance counters, which one
@@ -53,13 +53,15 @@ FAMILIES = {"reference": REFERENCE, "optuna": OPTUNA, "smac": SMAC, "kernel_tune
 _MODULES = {"scikit-learn": "sklearn", "kernel_tuner": "kernel_tuner", "optuna": "optuna", "smac": "smac"}
 
 
-def campaign_tuners() -> tuple[list[str], dict[str, str]]:
-    """The tuners of step 1, and those left out with why."""
+def campaign_tuners(skip: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The tuners of step 1, and those left out with why (``skip``: left out by the command)."""
     chosen, left = [], {}
     for family, entries in FAMILIES.items():
         for key, entry in entries.items():
             name = f"{family}:{key}" if key else family
-            if entry.oracle:
+            if name in skip:
+                left[name] = "left out by --skip (docs/leaderboard.md, the default leaderboard, says why)"
+            elif entry.oracle:
                 left[name] = "an oracle (reads the target's measurements)"
             elif "PyTorch" in entry.summary and importlib.util.find_spec("torch") is None:
                 left[name] = "needs PyTorch, not installed (the gp extra)"
@@ -114,14 +116,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=Path("lb-work"), help="work folder (runs are reused)")
     parser.add_argument("--budgets", default="25")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--skip", default="", help="comma-separated tuners to leave out of step 1")
     parser.add_argument("--standings", type=Path, default=Path("results/leaderboard/standings.json"))
     parser.add_argument("--screenshot", type=Path, default=Path("docs/figures/leaderboard.png"))
     args = parser.parse_args()
     import bat
 
-    tuners, left = campaign_tuners()
+    tuners, left = campaign_tuners([name for name in args.skip.split(",") if name])
     for name, why in left.items():
         print(f"left out: {name}: {why}", flush=True)
     load_before = _load()
