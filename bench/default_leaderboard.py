@@ -21,7 +21,7 @@ reused from ``WORK``, so an interrupted build resumes):
    the transfer study, same budget and repeats.
 3. ``bat leaderboard`` of step 1 into ``WORK/site`` (signed with
    ``WORK/leaderboard.pem``) and ``bat leaderboard --verify`` of it.
-4. ``--standings FILE`` (default ``results/leaderboard/standings.json``): the
+4. ``--standings FILE`` (default ``results/default-leaderboard/standings.json``): the
    overall ranking, the transfer study's scores per tuner, the commands, the
    wall time of each step, the date, the machine and its load average, and
    BAT's version.
@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--skip", default="", help="comma-separated tuners to leave out of step 1")
-    parser.add_argument("--standings", type=Path, default=Path("results/leaderboard/standings.json"))
+    parser.add_argument("--standings", type=Path, default=Path("results/default-leaderboard/standings.json"))
     parser.add_argument("--screenshot", type=Path, default=Path("docs/figures/leaderboard.png"))
     args = parser.parse_args()
     import bat
