@@ -139,7 +139,8 @@ def site(folders, key, tmp_path, capsys) -> Path:
 
 
 @pytest.mark.parametrize("path", ["index.html", "standings.json", "figures/overall.json", "figures/overall.svg",
-                                  "data/2/results.json", "data/targets.json", "assets/sort.js", seal.MANIFEST,
+                                  "data/2/results.json", "data/targets.json", "assets/sort.js", "assets/plotly.min.js",
+                                  "assets/plots.js", seal.MANIFEST,
                                   seal.SIGNATURE])
 def test_a_changed_byte_anywhere_is_refused_naming_the_file(site, capsys, path) -> None:
     target = site / path
@@ -294,8 +295,12 @@ def test_convergence_and_ecdf_curves_agree_with_the_runs(folders, key, tmp_path,
     assert curve["median"] == sorted(curve["median"])  # the best so far never gets worse
     first = target["convergence"]["first"]  # run once per budget: the curves are those of its 8-evaluation runs
     assert first["runs"] == 3
-    svg = (site / "figures" / f"{slug('pnpoly/RTX_3090')}-convergence.svg").read_text()
-    assert "reference:random (3 runs)" in svg and svg.count("<path") > 10
+    page = (site / "target" / f"{slug('pnpoly/RTX_3090')}.html").read_text()
+    name = f"{slug('pnpoly/RTX_3090')}-convergence"
+    inline = re.search(rf'<script type="application/json" id="input-{name}">(.*?)</script>', page)
+    assert inline and json.loads(inline.group(1)) == json.loads((site / "figures" / f"{name}.json").read_text())
+    assert f'data-input="input-{name}"' in page and '<script src="../assets/plots.js">' in page
+    assert (site / "assets" / "plotly.min.js").stat().st_size > 1_000_000  # Plotly's bundle, copied in
     hits = json.loads((folders["a"] / "results.json").read_text())["methodology"]["hitting_times"]
     mine = [h["evaluations"] for h in hits if h["label"] == "reference:random"]
     share = target["ecdf"]["reference:random"]["share"]

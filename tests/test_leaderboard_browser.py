@@ -45,7 +45,14 @@ window.addEventListener("load", function () {
   if (button) { button.click(); }
   out.after = names();
   %s
-  document.body.setAttribute("data-probe", JSON.stringify(out));
+  Promise.resolve(window.batDrawAll ? window.batDrawAll() : null).then(function () {
+    out.plots = Array.prototype.map.call(document.querySelectorAll("div.plot"), function (el) {
+      var svg = el.querySelector("svg.main-svg");
+      return {width: svg ? svg.getBoundingClientRect().width : 0,
+              lines: el.querySelectorAll(".scatterlayer path.js-line").length};
+    });
+    document.body.setAttribute("data-probe", JSON.stringify(out));
+  });
 });
 </script></body>"""
 
@@ -89,7 +96,13 @@ def test_every_kind_of_page_loads_without_a_console_line_and_draws_its_figures(s
         assert console == [], f"{name}: {console}"
         images = reports[name]["images"]
         assert all(width > 0 for width in images), f"{name}: a figure not drawn: {images}"
-    assert len(reports[pages[3]]["images"]) == 3  # a target's scores, convergence curves and ECDF
+    target = reports[pages[3]]
+    assert len(target["images"]) == 1 and len(target["plots"]) == 2  # its scores; convergence curves and ECDF
+    tuners = len(standings["targets"]["pnpoly/RTX_3090"]["scores"])
+    # drawn by Plotly from the site's own copy: per tuner its median (and the band's edges) and its ECDF
+    assert all(p["width"] > 0 for p in target["plots"]) and [p["lines"] for p in target["plots"]] == [3 * tuners,
+                                                                                                      tuners]
+    assert all(r["plots"] == [] for name, r in reports.items() if name != pages[3])
     index = reports["index.html"]
     ranking = [r["tuner"] for r in standings["overall"]]
     assert index["before"] == ranking and len(index["images"]) == 1
@@ -145,3 +158,29 @@ window.addEventListener("load", function () {
     assert _contrast(colours["text"], colours["background"]) >= 7  # WCAG AAA for body text
     assert _contrast(colours["link"], colours["background"]) >= 4.5
     assert _contrast(colours["text"], colours["head"]) >= 7
+
+
+def test_an_interactive_figure_reads_its_values_from_the_keyboard(site: Path, tmp_path: Path) -> None:
+    shutil.copytree(site, tmp_path / "copy")
+    page = tmp_path / "copy" / "target" / f"{slug('pnpoly/RTX_3090')}.html"
+    page.write_text(page.read_text().replace("</body>", """<script>
+window.addEventListener("load", function () {
+  var plot = document.querySelector("div.plot");
+  window.batDrawAll().then(function () {
+    plot.focus();
+    var before = plot.querySelectorAll(".hoverlayer .hoverlabel, .hoverlayer .legend").length;
+    ["End", "ArrowLeft"].forEach(function (key) {
+      plot.dispatchEvent(new KeyboardEvent("keydown", {key: key, bubbles: true}));
+    });
+    setTimeout(function () {
+      document.body.setAttribute("data-keys", JSON.stringify({focused: document.activeElement === plot,
+        before: before, text: plot.querySelector(".hoverlayer").textContent}));
+    }, 200);
+  });
+});
+</script></body>"""))
+    proc = _chromium("--dump-dom", page.resolve().as_uri())
+    found = json.loads(html.unescape(re.search(r'data-keys="([^"]*)"', proc.stdout).group(1)))
+    assert found["focused"] and found["before"] == 0
+    assert "reference:random" in found["text"]  # the read-out names the tuners at the evaluation reached: 8 - 1
+    assert found["text"].startswith("7")

@@ -6,6 +6,7 @@ when a cell regressed against the baseline, 2 on a usage or BAT error.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from bat.cli.options import (
 from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
+    from bat.analysis.compare.campaign import TunerSpec
     from bat.analysis.compare.study import Comparison
 
 #: Seconds to wait for a --scheduler to answer.
@@ -103,6 +105,9 @@ def compare(
                                              "runs at each (labelled LABEL@kK when several; docs/METHODS.md)."),
     devices: int = devices_option(),
     timeout_factor: float = timeout_factor_option(),
+    sealed: Path = typer.Option(None, "--sealed", metavar="DATA_FOLDER",
+                                help="Held-back targets: every dataset of this folder outside BAT's tree, every "
+                                     "tuner isolated, each run's digests recorded (docs/leaderboard.md)."),
 ) -> None:
     """Compare tuners over repeated seeded runs; report statistics and optionally gate on a baseline."""
     from bat.analysis.compare.study import compare as run_comparison
@@ -129,9 +134,17 @@ def compare(
                           "--noise": None if noise == "none" else noise, "--oracles": oracles or None,
                           "--backend": None if backend == "replay" else backend,
                           "--compile-workers": None if worker_list == [1] else compile_workers,
-                          "--devices": None if devices == 1 else devices, "--timeout-factor": timeout_factor})
+                          "--devices": None if devices == 1 else devices, "--timeout-factor": timeout_factor,
+                          "--sealed": sealed})
         return
     repeats = repeats or 10
+    held: _Held | None = None
+    if sealed is not None:
+        held = _held_back(sealed, out, {"--dataset": datasets, "--gpus": gpus, "--preset": preset,
+                                        "--benchmarks": None if bench_list == ["all"] else benchmarks,
+                                        "--backend": None if backend == "replay" else backend,
+                                        "--oracles": oracles or None})
+        datasets, isolate = ",".join(str(p) for p in held.files.values()), True
     campaign = plan_campaign(tuners=_split(tuners, "--tuners"), benchmarks=None if bench_list == ["all"] else
                              bench_list, datasets=_split(datasets, "--datasets"), gpus=_split(gpus, "--gpus"),
                              budgets=budget_list, repeats=repeats, seed=seed, preset=preset, remeasure=remeasure,
@@ -149,9 +162,47 @@ def compare(
         done = run_comparison(campaign, out, baseline=baseline, alpha=alpha, cles_threshold=cles_threshold,
                               success=success, workers=workers, scheduler=scheduler, plots=plots,
                               progress=lambda k, n: moved(k, n))
+    if held is not None:
+        _seal(held, out, campaign.tuners)
     report(done, out, oracle_labels={t.label for t in campaign.tuners if t.oracle})
     if done.regressed:
         raise typer.Exit(EXIT_FOUND)
+
+
+@dataclass(frozen=True)
+class _Held:
+    """The organiser's folder of a sealed campaign, its dataset per target and their sha256 before the runs."""
+
+    folder: Path
+    files: dict[str, Path]
+    digests: dict[str, str]
+
+
+def _held_back(folder: Path, out: Path, others: dict[str, object]) -> _Held:
+    """The targets of ``--sealed FOLDER``, checked before anything is written (BatError: exit 2)."""
+    from bat.core.errors import BatError
+    from bat.leaderboard.sealed import data_files, file_sha256
+
+    if given := [name for name, value in others.items() if value is not None]:
+        raise BatError(f"--sealed: {', '.join(given)} cannot be used with it (its targets are the folder's "
+                       "datasets, replayed, every tuner isolated)")
+    if (out / "runs.sqlite").exists():
+        raise BatError(f"--sealed: --out {out} holds runs already; a sealed campaign runs every run afresh "
+                       "into a new folder")
+    files = data_files(folder)
+    return _Held(folder, files, {t: file_sha256(p) for t, p in files.items()})
+
+
+def _seal(held: _Held, out: Path, tuners: tuple[TunerSpec, ...]) -> None:
+    """Record the sealed campaign's digests in its results.json and say so."""
+    import bat
+    from bat.leaderboard.sealed import code_digest, seal_results
+
+    done = seal_results(out / "results.json", held.folder, held.files, held.digests,
+                        {t.label: code_digest(t.spec) for t in tuners}, bat.__version__)
+    say("sealed: {} runs on {} held-back targets, each with its dataset's sha256, the tuner's code digest, BAT "
+        "{}, its options, seed and trace sha256 (results.json, sealed)", len(done["runs"]), len(held.files),
+        done["bat_version"])
 
 
 def report(done: Comparison, out: Path, oracle_labels: set[str] | frozenset[str] = frozenset()) -> None:

@@ -1,4 +1,4 @@
-"""The figures of a leaderboard site, as SVG (matplotlib): scores with their intervals, convergence and ECDFs.
+"""The static figures of a leaderboard site, as SVG (matplotlib): each tuner's scores with their intervals.
 
 A figure is drawn from its input (``figures/<name>.json``, written by
 ``bat.leaderboard.pages``) alone, under the analyses' style
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bat.analysis.plots import legend_beside, pyplot, series_style, set_title, styled
+from bat.analysis.plots import pyplot, series_style, set_title, styled
 from bat.leaderboard.sources import AXES
 
 if TYPE_CHECKING:
@@ -45,35 +45,12 @@ def score_figure(data: dict[str, Any]) -> Figure:
     return fig
 
 
-@styled
-def curves_figure(data: dict[str, Any]) -> Figure:
-    """Per tuner, against evaluations: the median relative performance (line) and Q1 to Q3 (band) of a
-    convergence figure, or the share of fixed targets reached of an ECDF figure."""
-    fig = pyplot().figure(figsize=(7.0, 3.6))
-    pyplot().close(fig)
-    ax = fig.subplots()
-    convergence = data["kind"] == "convergence"
-    for k, (label, c) in enumerate(data["curves"].items()):
-        style = series_style(k)
-        y = c["median"] if convergence else c["share"]
-        x = range(1, len(y) + 1)
-        if convergence:
-            ax.fill_between(x, c["q1"], c["q3"], color=style["color"], alpha=0.2, linewidth=0)
-        what = f"{c['runs']} runs" if convergence else f"{c['pairs']} pairs"
-        ax.plot(x, y, label=f"{label} ({what})", drawstyle="default" if convergence else "steps-post", **style)
-    ax.set_xlabel("evaluations")
-    ax.set_ylabel("best known / best found so far" if convergence else "share of (run, fixed target) reached")
-    ax.set_ylim(0.0, 1.05)
-    legend_beside(ax)
-    set_title(ax, data["title"])
-    return fig
-
-
 def draw(data: dict[str, Any], path: Path) -> Path:
-    """The figure of ``data`` (scores, convergence or ECDF, by its ``kind``) written to ``path`` (SVG)."""
+    """The score figure of ``data`` written to ``path`` (SVG); convergence and ECDFs are interactive
+    (``bat.leaderboard.interactive``)."""
     import matplotlib
 
-    fig = score_figure(data) if data["kind"] == "scores" else curves_figure(data)
+    fig = score_figure(data)
     with matplotlib.rc_context({"svg.hashsalt": "bat-leaderboard", "text.parse_math": False}):
         fig.savefig(path, format="svg", metadata={"Date": None})
     return path

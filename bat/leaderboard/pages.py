@@ -8,7 +8,9 @@ standings give the same bytes, which is how ``--verify`` checks that the
 pages show the stored results. No page loads anything from the network;
 every link is relative, so the site opens from disk. Tables sort by a click
 or Enter on a column's button (``aria-sort`` says the order); colours follow
-the reader's light or dark preference.
+the reader's light or dark preference. A target's convergence curves and
+ECDF are interactive (``bat.leaderboard.interactive``), its scores and the
+rankings' figures static SVG.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 from html import escape
 from typing import Any
 
+from bat.leaderboard import interactive
 from bat.leaderboard.sources import AXES
 
 CSS = """:root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1b1b; --muted: #5a5a5a; --line: #d0d0d0;
@@ -39,6 +42,7 @@ th[aria-sort="descending"] button::after { content: " \\25BC"; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dd { margin: 0; }
 dt { color: var(--muted); }
 figure img { max-width: 100%; background: #ffffff; border-radius: 4px; }
+div.plot { min-height: 24rem; } div.plot:focus { outline: 2px solid var(--link); outline-offset: 2px; }
 """
 
 # Sort a table by the column whose button was pressed: numbers by value (data-sort), text otherwise.
@@ -102,7 +106,7 @@ def _score_cell(s: dict[str, Any]) -> tuple[str, Any]:
     return escape(interval(s)), s.get("score") if s.get("score") is not None else ""
 
 
-def _page(title: str, body: str, depth: int) -> str:
+def _page(title: str, body: str, depth: int, plots: bool = False) -> str:
     up = "../" * depth
     nav = " ".join(f'<a href="{up}{href}">{name}</a>' for name, href in
                    (("Ranking", "index.html"), ("Benchmarks", "benchmark/index.html"), ("GPUs", "gpu/index.html"),
@@ -113,7 +117,7 @@ def _page(title: str, body: str, depth: int) -> str:
             f"<title>{escape(title)}: BAT leaderboard</title>"
             f'<link rel="stylesheet" href="{up}assets/site.css"></head>\n'
             f"<body><nav>{nav}</nav><main><h1>{escape(title)}</h1>\n{body}</main>"
-            f'<script src="{up}assets/sort.js"></script></body></html>\n')
+            f'<script src="{up}assets/sort.js"></script>{interactive.scripts(up) if plots else ""}</body></html>\n')
 
 
 def _ranking_table(rows: list[dict[str, Any]], up: str, count: str = "targets") -> str:
@@ -204,11 +208,14 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
              ("best recorded time (ms)", noise.get("best_ms")),
              ("noise-aware optimum: configurations", noise.get("size")),
              ("data checks", "flagged" if checks.get("flagged") else "nothing flagged")]
-    ds = t["dataset"]
+    ds, recorded = t["dataset"], t.get("recorded_dataset")
     data = ([("dataset", ds.get("dataset")), ("file sha256", ds.get("sha256")), ("GPU", ds.get("gpu_name")),
              ("driver", ds.get("driver")), ("toolkit", ds.get("toolkit")), ("measured", ds.get("date")),
              ("source", ds.get("source")), ("licence", ds.get("licence"))] if ds.get("found")
             else [("dataset", f"not found when the site was built: {ds.get('why')}")])
+    if recorded:  # bat compare --sealed: the file its runs replayed, and its digest
+        data = [("dataset the runs recorded (sealed)", recorded["file"]),
+                ("its sha256, recorded by the runs", recorded["sha256"]), *data]
     body = ("<h2>Data</h2>" + _facts(data + facts) + (f"<ul>{findings}</ul>" if findings else "")
             + "<h2>Methodology score</h2>" + _ranking_table(t["scores"], "../", "runs")
             + _figure(slug(name), name, "../"))
@@ -231,23 +238,36 @@ def _target_page(name: str, t: dict[str, Any]) -> str:
 
     if t["convergence"]:
         body += ("<h2>Convergence: best found so far, median and interquartile band</h2>"
-                 + _figure(f"{slug(name)}-convergence", f"convergence on {name}", "../"))
+                 + interactive.plot(f"{slug(name)}-convergence", curves_input("convergence", name, t["convergence"]),
+                                    f"convergence on {name}", "../"))
     if t["ecdf"]:
         body += ("<h2>Fixed targets: share of (run, target) pairs reached (1.5 to 1.01 x the optimum, and the "
-                 "noise-aware optimum)</h2>" + _figure(f"{slug(name)}-ecdf", f"ECDF on {name}", "../"))
+                 "noise-aware optimum)</h2>" + interactive.plot(f"{slug(name)}-ecdf", curves_input("ecdf", name,
+                                                                                                   t["ecdf"]),
+                                                                f"ECDF on {name}", "../"))
     body += ("<h2>Per budget: relative performance, median [Q1, Q3]</h2>"
              + _table(["tuner", *map(str, budgets)], [[(escape(lab), None), *(median(lab, b) for b in budgets)]
                                                       for lab in labels])
              + "<h2>Per budget: runs that reached the noise-aware optimum</h2>"
              + _table(["tuner", *map(str, budgets)], [[(escape(lab), None), *(rate(lab, b) for b in budgets)]
                                                       for lab in labels]))
-    return _page(f"Target {name}", body, 1)
+    return _page(f"Target {name}", body, 1, plots=bool(t["convergence"] or t["ecdf"]))
 
 
 def _tuner_page(label: str, t: dict[str, Any]) -> str:
+    def sealed(field: str) -> str | None:
+        """One recorded fact per results folder, as the folders list them; None when no folder is sealed."""
+        if not any(t["sealed"]):
+            return None
+        return ", ".join(_fact(None if c is None else c[field]) for c in t["sealed"])
+
+    library = next((c["library"] for c in t["sealed"] if c and c["library"]), None)
     facts = [("tuner", t["spec"]), ("declared options", json.dumps(t["options"])),
              ("results folders", ", ".join(t["sources"])),
-             ("isolated (own sandboxed process)", ", ".join("yes" if i else "no" for i in t["isolated"]))]
+             ("isolated (own sandboxed process)", ", ".join("yes" if i else "no" for i in t["isolated"])),
+             ("code digest (sha256 of its modules' source, bat compare --sealed)", sealed("code_digest")),
+             (f"{library} version" if library else "library version", sealed("library_version")),
+             ("BAT version of the runs", sealed("bat_version"))]
     rows = [[(f'<a href="../target/{slug(r["target"])}.html">{escape(r["target"])}</a>', None),
              _score_cell(r["evaluations"]), _score_cell(r["time"]),
              (str(r["evaluations"].get("runs")), r["evaluations"].get("runs") or "")] for r in t["targets"]]
@@ -257,7 +277,7 @@ def _tuner_page(label: str, t: dict[str, Any]) -> str:
 
 def render(standings: dict[str, Any]) -> dict[str, str]:
     """Every derived file of the site (path -> text); the figures' SVG are drawn from ``figures/*.json``."""
-    files: dict[str, str] = {"assets/site.css": CSS, "assets/sort.js": SORT_JS,
+    files: dict[str, str] = {"assets/site.css": CSS, "assets/sort.js": SORT_JS, "assets/plots.js": interactive.PLOTS_JS,
                              "standings.json": json.dumps(standings, indent=1, sort_keys=True) + "\n"}
     figures = {"overall": figure_input("All targets", standings["overall"])}
     figures.update({slug(name): figure_input(name, t["scores"]) for name, t in standings["targets"].items()})

@@ -48,8 +48,16 @@ SHAPE = {
         "hitting_times": Optional([{"label": TEXT, "benchmark": TEXT, "gpu": TEXT,
                                     "evaluations": NUMBER_OR_NONE}])},
     "runs": [{"meta": {"run_id": TEXT, "label": TEXT, "benchmark": TEXT, "gpu": TEXT, "budgets": [INTEGER],
-                       "best_known_ms": NUMBER_OR_NONE, "space_hash": Optional(TEXT)},
+                       "best_known_ms": NUMBER_OR_NONE, "space_hash": Optional(TEXT), "seed": Optional(INTEGER)},
               "trace": {"charged": [FLAG], "best_so_far_ms": [NUMBER_OR_NONE]}}],
+    # bat compare --sealed (bat.leaderboard.sealed): the digests of every run
+    "sealed": Optional({
+        "format": TEXT, "bat_version": TEXT, "isolated": FLAG,
+        "datasets": {"*": {"file": TEXT, "sha256": TEXT}},
+        "tuners": {"*": {"spec": TEXT, "code_digest": TEXT, "library": ("string or null", (str, type(None))),
+                         "library_version": ("string or null", (str, type(None)))}},
+        "runs": [{"run_id": TEXT, "label": TEXT, "target": TEXT, "seed": INTEGER, "options": LIST,
+                  "dataset_sha256": TEXT, "code_digest": TEXT, "bat_version": TEXT, "trace_sha256": TEXT}]}),
 }
 
 

@@ -11,12 +11,15 @@ the manifest holds for the site's public key (and equals ``expect_key`` when
 given); the manifest names only plain paths inside the site and the site holds
 no symbolic link; every file of the site is in the manifest (else partly signed) and
 every file the manifest lists has its digest; each stored results file is
-the one the manifest names; and the standings, the figure inputs and the
+the one the manifest names (and holds, when sealed, the digests of every
+run as ``bat.leaderboard.sealed`` re-derives them: the trace hashes); the
+manifest's sealed runs are those the stored results record; and the standings, the figure inputs and the
 pages derived again from the stored results (and the stored facts of their
 datasets, ``data/targets.json``) are the site's, byte for byte.
 The first failure raises ``TamperedSiteError`` naming the file. The SVG
 figures are checked by their digests (they are drawn from the figure inputs,
-which are derived again).
+which are derived again), and so is Plotly's bundle (copied from the plotly
+package that built the site; the pages that draw with it are derived again).
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ from typing import Any
 from bat.core.atomic import check_output_folder
 from bat.core.errors import BatError, OutputError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes, regular_file
-from bat.leaderboard import figures, pages, seal
+from bat.leaderboard import figures, interactive, pages, seal
 from bat.leaderboard.provenance import dataset_facts
-from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source
+from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source, sealed_runs
 from bat.leaderboard.standings import derive
 
 
@@ -84,6 +87,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
     datasets = dataset_facts(sources)
     standings = derive(sources, datasets)
     derived = pages.render(standings)
+    plotly = interactive.bundle()
     key = seal.read_key(key_path)
     created = key is None
     if key is None:
@@ -98,11 +102,12 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
         for rel, text in derived.items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text, encoding="utf-8")
+        (tmp / interactive.BUNDLE).write_bytes(plotly)
         for rel, text in derived.items():
-            if rel.startswith("figures/") and rel.endswith(".json"):
+            if rel.startswith("figures/") and rel.endswith(".json") and json.loads(text)["kind"] == "scores":
                 figures.draw(json.loads(text), tmp / rel.replace(".json", ".svg"))
         doc = seal.manifest(tmp, [{"name": s.name, "path": _stored(k), "sha256": s.sha256}
-                                  for k, s in enumerate(sources, start=1)], version)
+                                  for k, s in enumerate(sources, start=1)], version, sealed_runs(sources))
         data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
         (tmp / seal.MANIFEST).write_bytes(data)
         (tmp / seal.SIGNATURE).write_text(seal.sign(data, key) + "\n", encoding="ascii")
@@ -194,6 +199,8 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
         if source.sha256 != entry["sha256"]:
             raise TamperedSiteError(entry["path"], "not the results the manifest names")
         sources.append(source)
+    if doc.get("sealed_runs", []) != sealed_runs(sources):
+        raise TamperedSiteError(seal.MANIFEST, "its sealed runs' digests are not those the stored results record")
     try:
         datasets = loads(read_bytes(site / DATASETS, MAX_DATA_BYTES), DATASETS)
     except (OSError, ValueError) as exc:

@@ -26,6 +26,7 @@ from typing import Any
 from bat.core.errors import BatError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
 from bat.leaderboard.schema import SHAPE, mismatch
+from bat.leaderboard.sealed import FORMAT, SealedError, check
 
 RESULTS = "results.json"
 AXES = ("evaluations", "time")
@@ -74,6 +75,19 @@ def check_schema(doc: Any, where: str) -> None:
     for i, run in enumerate(doc["runs"]):
         if len(run["trace"]["charged"]) != len(run["trace"]["best_so_far_ms"]):
             raise SourceError(f"{where}: 'runs[{i}].trace': its columns differ in length")
+    if "sealed" in doc:
+        if doc["sealed"]["format"] != FORMAT:
+            raise SourceError(f"{where}: 'sealed.format' is not {FORMAT}")
+        try:
+            check(doc, where)
+        except SealedError as exc:
+            raise SourceError(str(exc)) from None
+
+
+def sealed_runs(sources: Sequence[Source]) -> list[dict[str, Any]]:
+    """The recorded digests of every sealed run of ``sources`` (each with its source's name), as the manifest
+    lists them."""
+    return [{"source": s.name, **r} for s in sources for r in s.doc.get("sealed", {}).get("runs", [])]
 
 
 def cell_runs(source: Source, label: str, benchmark: str, gpu: str) -> dict[str, str]:

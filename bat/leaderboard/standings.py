@@ -104,12 +104,16 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
     targets: dict[str, dict[str, Any]] = {}
     tuners: dict[str, dict[str, Any]] = {}
     for i, s in enumerate(sources):
-        campaign = s.doc["campaign"]
+        campaign, sealed = s.doc["campaign"], s.doc.get("sealed")
         for t in campaign["tuners"]:
             entry = tuners.setdefault(t["label"], {"spec": t["spec"], "options": t["options"], "sources": [],
-                                                   "isolated": []})
+                                                   "isolated": [], "sealed": []})
             entry["sources"].append(s.name)
             entry["isolated"].append(bool(campaign.get("isolate")))
+            code = (sealed or {}).get("tuners", {}).get(t["label"])
+            entry["sealed"].append(None if code is None else {
+                "code_digest": code["code_digest"], "library": code["library"],
+                "library_version": code["library_version"], "bat_version": sealed["bat_version"]})
         for name, target in s.doc["methodology"]["targets"].items():
             benchmark, gpu = target_key(name)
             for label, axes in target["scores"].items():
@@ -125,6 +129,7 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
                                                                "simulated_time", "noise_aware_optimum",
                                                                "data_checks")},
                                  "budget_cells": [], "success": [], "convergence": {}, "ecdf": {},
+                                 "recorded_dataset": (sealed or {}).get("datasets", {}).get(name),
                                  "dataset": datasets.get(name, {"found": False, "why": "not looked up"})}
             mine = [r for r in s.doc["runs"] if (r["meta"]["benchmark"], r["meta"]["gpu"]) == (benchmark, gpu)
                     and owner.get((r["meta"]["label"], benchmark, gpu)) == i]
