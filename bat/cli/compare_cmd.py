@@ -25,7 +25,7 @@ from bat.cli.options import (
 from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
-    from bat.analysis.compare.campaign import TunerSpec
+    from bat.campaign.design import TunerSpec
     from bat.analysis.compare.study import Comparison
 
 #: Seconds to wait for a --scheduler to answer.

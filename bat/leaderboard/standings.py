@@ -110,8 +110,8 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
                                                    "isolated": [], "sealed": []})
             entry["sources"].append(s.name)
             entry["isolated"].append(bool(campaign.get("isolate")))
-            code = (sealed or {}).get("tuners", {}).get(t["label"])
-            entry["sealed"].append(None if code is None else {
+            code = None if sealed is None else sealed.get("tuners", {}).get(t["label"])
+            entry["sealed"].append(None if code is None or sealed is None else {
                 "code_digest": code["code_digest"], "library": code["library"],
                 "library_version": code["library_version"], "bat_version": sealed["bat_version"]})
         for name, target in s.doc["methodology"]["targets"].items():
