@@ -32,7 +32,7 @@ from typing import Any
 
 from bat.core.atomic import check_output_folder
 from bat.core.errors import BatError, OutputError
-from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes, regular_file
+from bat.core.limits import MAX_DATA_BYTES, check_kind, loads, read_bytes, regular_file
 from bat.leaderboard import figures, pages, seal
 from bat.leaderboard.provenance import dataset_facts
 from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source
@@ -78,6 +78,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
     if out.exists() or out.is_symlink():
         raise OutputError(f"--out {out}: exists; a leaderboard is written to a new folder, never over one")
     check_output_folder(out.parent, what="--out")
+    check_kind(key_path)  # read or made: a loop of links, a FIFO or a device is refused before resolve() or a read
     if key_path.resolve().is_relative_to(out.resolve()):
         raise OutputError(f"--key {key_path}: inside the site {out}; the private key never goes into the site")
     sources = [read_source(f) for f in folders]
