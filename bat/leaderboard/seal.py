@@ -33,7 +33,7 @@ class KeyFileError(BatError, ValueError):
     """A signing key file that cannot be read as an Ed25519 private key."""
 
 
-#: a PEM private key file (an Ed25519 key takes 119 bytes)
+#: a PEM private key file (an Ed25519 key takes 119 bytes), and the seal's signature and public key files
 MAX_KEY_BYTES = 64 * 1024
 
 

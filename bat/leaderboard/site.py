@@ -126,8 +126,8 @@ def _seal(site: Path) -> tuple[bytes, str, str]:
     if missing := [name for name in seal.SEAL_FILES if name not in present]:
         raise UnsealedSiteError(f"{site}: partly signed: {', '.join(missing)} missing")
     return (read_bytes(site / seal.MANIFEST, MAX_DATA_BYTES),
-            (site / seal.SIGNATURE).read_text(encoding="ascii", errors="replace").strip(),
-            (site / seal.PUBLIC_KEY).read_text(encoding="ascii", errors="replace").strip())
+            read_bytes(site / seal.SIGNATURE, seal.MAX_KEY_BYTES).decode("ascii", errors="replace").strip(),
+            read_bytes(site / seal.PUBLIC_KEY, seal.MAX_KEY_BYTES).decode("ascii", errors="replace").strip())
 
 
 #: a path inside the site as the manifest may name it: plain names, none starting with a dot (no "..")
@@ -207,7 +207,7 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
         raise TamperedSiteError(seal.MANIFEST, f"its stored results cannot be merged ({exc})") from None
     for rel, text in derived.items():
         path = site / rel
-        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
+        if not path.is_file() or read_bytes(path, MAX_DATA_BYTES) != text.encode("utf-8"):
             raise TamperedSiteError(rel, "differs from what the stored results give: a number shown is not "
                                          "the stored runs'")
     standings = json.loads(derived["standings.json"])
