@@ -12,33 +12,26 @@ loop, a dangling link or a file past the readers' limits is always refused.
 from __future__ import annotations
 
 import os
-import resource
 import shutil
-import signal
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import typer
+from command_lines import COMPARE, HYPERTUNE, PUBLISHED, RUN, listing, run_bounded
 
 from bat.cli import app, main
 from bat.cli.output import EXIT_FOUND, EXIT_OK, EXIT_USAGE
 
-FIXTURES = Path(__file__).parent / "fixtures"
 X = "X"
-_COMPARE = ["compare", "-t", "r=reference:random", "-b", "pnpoly", "--budgets", "5", "--repeats", "1"]
-_RUN = ["run", "-t", "reference:random", "-b", "pnpoly", "-n", "5"]
-_HYPERTUNE = ["hypertune", "-t", "reference:random", "--train", "pnpoly_RTX_3090", "--heldout", "pnpoly_RTX_3090",
-              "-n", "1", "--budget", "5", "-r", "1", "--final-repeats", "1"]
 
 #: (command, parameter name) -> a command line using it, X standing for the special path
 CASES: dict[tuple[str, str], list[str]] = {
     ("analyze", "out"): ["analyze", "-b", "pnpoly", "--no-importance", "-o", X],
     ("analyze", "traces"): ["analyze", "-b", "pnpoly", "--no-importance", "-o", "an", "--trace", X],
-    ("compare", "out"): [*_COMPARE, "-o", X],
-    ("compare", "tuner_options"): [*_COMPARE, "-o", "c", "--tuner-options", X],
-    ("compare", "baseline"): [*_COMPARE, "-o", "c", "--baseline", X],
+    ("compare", "out"): [*COMPARE, "-o", X],
+    ("compare", "tuner_options"): [*COMPARE, "-o", "c", "--tuner-options", X],
+    ("compare", "baseline"): [*COMPARE, "-o", "c", "--baseline", X],
     ("export", "out"): ["export", "gemm", "--to", "t1", "-o", X],
     ("import", "file"): ["import", X, "-o", "i.parquet", "-b", "pnpoly", "--gpu", "G"],
     ("import", "out"): ["import", "PUBLISHED", "-o", X, "-b", "pnpoly", "--gpu", "G"],
@@ -46,24 +39,24 @@ CASES: dict[tuple[str, str], list[str]] = {
     ("leaderboard", "out"): ["leaderboard", "CMP", "--out", X, "--key", "k.pem"],
     ("leaderboard", "key"): ["leaderboard", "CMP", "--out", "site", "--key", X],
     ("leaderboard", "check"): ["leaderboard", "--verify", X],
-    ("run", "out"): [*_RUN, "-o", X],
-    ("run", "tuner_options"): [*_RUN, "-o", "r.parquet", "--tuner-options", X],
+    ("run", "out"): [*RUN, "-o", X],
+    ("run", "tuner_options"): [*RUN, "-o", "r.parquet", "--tuner-options", X],
     ("serve", "out"): ["serve", "-b", "pnpoly", "-o", X],
     ("serve", "socket_path"): ["serve", "-b", "pnpoly", "-o", "s.parquet", "--socket", X],
     ("serve", "transcript"): ["serve", "-b", "pnpoly", "-o", "s.parquet", "--transcript", X],
     ("verify", "source"): ["verify", "-b", "pnpoly", "--first", "--source", X],
-    ("hypertune", "out"): [*_HYPERTUNE, "--out", X],
-    ("hypertune", "hub"): [*_HYPERTUNE, "--out", "h", "--hub", X],
+    ("hypertune", "out"): [*HYPERTUNE, "--out", X],
+    ("hypertune", "hub"): [*HYPERTUNE, "--out", "h", "--hub", X],
     ("record", "out"): ["record", "-b", "pnpoly", "--sample", "2", "-o", X],
 }
 #: paths given as text (a benchmark's space file, a dataset, a file to check or export)
 TEXT_CASES: dict[str, list[str]] = {
-    "run --benchmark": [*_RUN[:4], "-b", X, "-n", "5", "-o", "r.parquet"],
-    "run --dataset": [*_RUN, "--dataset", X, "-o", "r.parquet"],
+    "run --benchmark": [*RUN[:4], "-b", X, "-n", "5", "-o", "r.parquet"],
+    "run --dataset": [*RUN, "--dataset", X, "-o", "r.parquet"],
     "space NAME": ["space", X],
     "check DATASETS": ["check", X],
     "export SOURCE": ["export", X, "--to", "t1", "-o", "e.json"],
-    "hypertune --train": [*_HYPERTUNE[:4], X, *_HYPERTUNE[5:], "--out", "h"],
+    "hypertune --train": [*HYPERTUNE[:4], X, *HYPERTUNE[5:], "--out", "h"],
 }
 
 
@@ -101,43 +94,13 @@ def test_every_path_option_has_a_case():
     assert _path_params() == set(CASES)
 
 
-def _listing(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p): (os.lstat(p).st_size, os.lstat(p).st_mtime_ns) for p in folder.rglob("*")}
-
-
-class _Hang(Exception):
-    pass
-
-
-def _alarm(*_: object) -> None:
-    raise _Hang
-
-
-@contextmanager
-def _bounded(seconds: int, extra_bytes: int = 3 << 30) -> Iterator[None]:
-    """An alarm past ``seconds`` and an address-space limit of ``extra_bytes`` more than now (a reader that
-    took /dev/zero whole would fill the machine's memory instead of failing the test)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/statm") as fh:
-        now = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    resource.setrlimit(resource.RLIMIT_AS, (now + extra_bytes, hard))
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
-
-
 @pytest.fixture(scope="module")
 def comparison(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real comparison folder, for the leaderboard's cases."""
     folder = tmp_path_factory.mktemp("cmp")
     os.environ["BAT_DATA_DIR"] = str(folder / "bat-data")
     try:
-        assert main([*_COMPARE, "-o", str(folder / "CMP")]) == EXIT_OK
+        assert main([*COMPARE, "-o", str(folder / "CMP")]) == EXIT_OK
     finally:
         del os.environ["BAT_DATA_DIR"]
     return folder / "CMP"
@@ -155,14 +118,9 @@ def test_a_special_path_is_refused_in_one_line_or_used(case, kind, comparison, t
     shutil.copytree(comparison, tmp_path / "CMP")
     KINDS[kind](tmp_path / X)
     target = str(Path("f") / X) if kind == "through-a-file" else X
-    published = str(FIXTURES / "published" / "pnpoly_RTX_3090.json.gz")
-    argv = [target if a == X else published if a == "PUBLISHED" else a for a in argv]
-    before = _listing(tmp_path)
-    with _bounded(60):
-        try:
-            code = main(argv)
-        except _Hang:
-            pytest.fail(f"bat {' '.join(argv)} ran past 60 s")
+    argv = [target if a == X else PUBLISHED if a == "PUBLISHED" else a for a in argv]
+    before = listing(tmp_path)
+    code = run_bounded(argv, 60)
     out, err = capsys.readouterr()
     lines = [line for line in err.splitlines() if line.strip()]
     assert code in (EXIT_OK, EXIT_USAGE, EXIT_FOUND), err
@@ -171,4 +129,4 @@ def test_a_special_path_is_refused_in_one_line_or_used(case, kind, comparison, t
         assert code == EXIT_USAGE, (out, err)
     if code == EXIT_USAGE:
         assert len(lines) == 1 and lines[0].startswith("error:"), err
-        assert _listing(tmp_path) == before, err
+        assert listing(tmp_path) == before, err

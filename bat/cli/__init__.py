@@ -136,7 +136,10 @@ def _command() -> Any:
     key = tuple(id(info.callback) for info in app.registered_commands)
     if key not in _COMMAND:
         _COMMAND.clear()
+        from bat.cli.options import refuse_empty_values
+
         _COMMAND[key] = typer.main.get_command(app)
+        refuse_empty_values(_COMMAND[key])  # an empty text value is refused by every command alike
     return _COMMAND[key]
 
 
