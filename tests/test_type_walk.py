@@ -1,0 +1,104 @@
+"""Every field of every JSON input, given a value of every other type (issue 43, class 1, walked, not drawn).
+
+The fuzzer (fuzz_harness.py) draws random mutations; this walk is exhaustive over a small valid file of
+each JSON format (space, T1, Kernel Tuner cache plain and gzip, T4, KTT, compare baseline): each field at
+every level, and the whole document, is replaced in turn by each value of ``SWAPS`` (null, a boolean, a
+text, numbers of each kind, an empty and a nested list, a nested object) or dropped, and the
+file is also cut short at several points and given empty. Each input goes through the fuzzer's own check
+for its format, so the property is the fuzzer's: accepted with a result that reads back, or refused in
+one line with exit 2 and nothing written; never an internal error.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fuzz_harness import Format, _apply, _gz, formats
+
+#: a value of each JSON type, and the numbers readers get wrong (0, negative, fractional, huge)
+SWAPS: list[Any] = [None, True, "x", 0, -1, 0.5, 1e300, [], [[1, "a"]], {"a": {"b": 1}}]
+#: formats whose examples are JSON documents (the others are Parquet metadata, protocol lines, command lines)
+JSON_FORMATS = ("space", "t1", "kerneltuner", "kerneltuner-gz", "t4", "ktt", "baseline")
+#: children of a list or of a map of records walked (records are alike: the first stands for the rest)
+FIRST = 1
+#: an object of more than this many objects is a map of records (a cache's), not a document's sections
+RECORDS = 4
+
+
+def _fields(doc: Any, prefix: tuple = ()) -> list[tuple]:
+    """Paths to every field: all keys of an object, the first ``FIRST`` items of a list or of an object whose
+    values are all objects (a map of records)."""
+    out = [prefix]
+    if isinstance(doc, dict):
+        items = list(doc.items())
+        if len(items) > RECORDS and all(isinstance(v, dict) for _, v in items):
+            items = items[:FIRST]
+        for key, value in items:
+            out += _fields(value, (*prefix, key))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc[:FIRST]):
+            out += _fields(value, (*prefix, i))
+    return out
+
+
+def _base(name: str) -> Any:
+    from fuzz_harness import baseline_base, cache_base, ktt_base, space_base, t1_base, t4_base
+
+    return {"space": space_base, "t1": t1_base, "kerneltuner": cache_base, "kerneltuner-gz": cache_base,
+            "t4": t4_base, "ktt": ktt_base, "baseline": baseline_base}[name]()
+
+
+def _shrunk(name: str) -> Any:
+    """The base, a T1 file cut to its first three parameters (and the conditions among them)."""
+    doc = _base(name)
+    if name == "t1":
+        params = doc["ConfigurationSpace"]["TuningParameters"]
+        doc["ConfigurationSpace"]["TuningParameters"] = params[:3]
+        names = {p["Name"] for p in params[:3]}
+        doc["ConfigurationSpace"]["Conditions"] = [c for c in doc["ConfigurationSpace"].get("Conditions", [])
+                                                   if set(c.get("Parameters", [])) <= names]
+    return doc
+
+
+def _inputs(name: str) -> list[tuple[str, bytes]]:
+    base = _shrunk(name)
+    encode = (lambda d: _gz(json.dumps(d).encode())) if name.endswith("-gz") else (lambda d: json.dumps(d).encode())
+    out = []
+    for path in _fields(base):
+        for value in SWAPS:
+            out.append((f"{list(path)}={value!r}", encode(_apply(copy.deepcopy(base), path, "set", value))))
+        if path:
+            out.append((f"{list(path)} dropped", encode(_apply(copy.deepcopy(base), path, "drop", None))))
+    whole = encode(base)
+    out += [(f"cut at {n} of {len(whole)} bytes", whole[:n]) for n in sorted({0, 1, len(whole) // 3,
+                                                                              len(whole) // 2, len(whole) - 1})]
+    return out
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in formats()}
+
+
+def test_the_walk_reaches_every_level():
+    paths = _fields(_shrunk("kerneltuner"))
+    assert () in paths and ("cache",) in paths
+    assert max(len(p) for p in paths) >= 3  # a record's field inside the cache
+    assert set(JSON_FORMATS) <= set(FORMATS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", JSON_FORMATS)
+def test_every_field_of_every_type_is_read_or_refused_in_one_line(name: str, tmp_path: Path) -> None:
+    check = FORMATS[name].check
+    failures = []
+    for i, (what, data) in enumerate(_inputs(name)):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        try:
+            check(data, folder)
+        except AssertionError as exc:
+            failures.append(f"{what}: {str(exc).splitlines()[0][:300]}")
+    assert not failures, f"{len(failures)} inputs broke the property:\n" + "\n".join(failures[:20])
