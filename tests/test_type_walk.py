@@ -102,3 +102,70 @@ def test_every_field_of_every_type_is_read_or_refused_in_one_line(name: str, tmp
         except AssertionError as exc:
             failures.append(f"{what}: {str(exc).splitlines()[0][:300]}")
     assert not failures, f"{len(failures)} inputs broke the property:\n" + "\n".join(failures[:20])
+
+
+#: an Arrow column of each kind, ``n`` rows long
+ARROW_KINDS: dict[str, Any] = {
+    "null": lambda pa, n: pa.nulls(n), "text": lambda pa, n: pa.array(["x"] * n),
+    "int": lambda pa, n: pa.array([1] * n), "negative": lambda pa, n: pa.array([-1.5] * n),
+    "infinite": lambda pa, n: pa.array([float("inf")] * n), "bool": lambda pa, n: pa.array([True] * n),
+    "list of text": lambda pa, n: pa.array([["a"]] * n), "nested list": lambda pa, n: pa.array([[[1.0]]] * n),
+    "struct": lambda pa, n: pa.array([{"a": 1}] * n),
+    "half empty": lambda pa, n: pa.array([None if i % 2 else "ok" for i in range(n)]),
+}
+
+
+def _dataset_with(column: str, kind: str) -> bytes:
+    """The pnpoly dataset (cut to 64 rows) with every row of ``column`` of the Arrow ``kind``, its metadata kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from bad_input_builders import PNPOLY_DATA
+
+    table = pq.read_table(PNPOLY_DATA)
+    meta = table.schema.metadata
+    table = table.slice(0, 64)
+    table = table.set_column(table.schema.get_field_index(column), column, ARROW_KINDS[kind](pa, table.num_rows))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.replace_schema_metadata(meta), sink)
+    return sink.getvalue().to_pybytes()
+
+
+@pytest.mark.slow
+def test_every_dataset_column_of_every_arrow_type_is_read_or_refused_in_one_line(tmp_path: Path) -> None:
+    """A dataset is typed on read (bat.core.dataset.check_column_types): a column of any other type, a negative
+    or infinite compile or benchmark time, a nested extra column, are one line; nothing reaches arithmetic."""
+    import pyarrow.parquet as pq
+    from bad_input_builders import PNPOLY_DATA
+    from fuzz_harness import library_call, run_cli
+
+    from bat.core.dataset import Dataset
+
+    failures = []
+    for column in pq.read_schema(PNPOLY_DATA).names:
+        for kind in ARROW_KINDS:
+            folder = tmp_path / f"{column}-{kind}".replace(" ", "-")
+            folder.mkdir()
+            data = _dataset_with(column, kind)
+            (folder / "lib.parquet").write_bytes(data)
+            try:
+                library_call(lambda f=folder: Dataset.load(f / "lib.parquet"), f"{column} {kind}")
+                run_cli(folder, {"d.parquet": data},
+                        ["run", "-t", "reference:random", "-b", "pnpoly", "--dataset", "d.parquet", "-n", "5",
+                         "-o", "r.parquet"])
+            except AssertionError as exc:
+                failures.append(f"{column} as {kind}: {str(exc).splitlines()[0][:300]}")
+    assert not failures, f"{len(failures)} columns broke the property:\n" + "\n".join(failures[:20])
+
+
+def test_a_dataset_listing_its_configurations_twice_is_analysed(tmp_path, monkeypatch, capsys):
+    """Every row one configuration (its tile_size column made constant): the duplicates are quarantined and the
+    portability matrix reads the first row of each (it compared a Series with a text: an internal error)."""
+    from bat.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "bat-data"))
+    (tmp_path / "d.parquet").write_bytes(_dataset_with("tile_size", "int"))
+    code = main(["analyze", "--dataset", "d.parquet", "--no-importance", "-o", "an"])
+    out, err = capsys.readouterr()
+    assert code in (0, 3), err
+    assert "internal error" not in err and "quarantined" in out
