@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import sys
+from pathlib import Path
 
 import pytest
 import typer
@@ -111,3 +112,33 @@ def test_typer_is_not_asked_for_every_text():
     fresh = typer.main.get_command(__import__("bat.cli", fromlist=["app"]).app).commands["analyze"]
     gpus = next(p for p in fresh.params if p.name == "gpus")
     assert gpus.callback is None
+
+
+def _one_row_dataset(path: Path, status: str) -> None:
+    """The pnpoly dataset cut to its first row, of ``status``, its metadata kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from bad_input_builders import PNPOLY_DATA
+
+    table = pq.read_table(PNPOLY_DATA)
+    one = table.slice(0, 1)
+    one = one.set_column(one.schema.get_field_index("status"), "status", pa.array([status], pa.large_string()))
+    pq.write_table(one.replace_schema_metadata(table.schema.metadata), path)
+
+
+@pytest.mark.parametrize("status", ["ok", "runtime_error"])
+@pytest.mark.parametrize("command", ["compare", "analyze"])
+def test_data_no_score_can_stand_on_is_refused_before_any_file(command, status, tmp_path, monkeypatch, capsys):
+    """One valid measurement (the score's scale from optimum to worst is empty) or none: compare made its run
+    store, and analyze its figures, before failing (an internal error for the single measurement)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "bat-data"))
+    _one_row_dataset(tmp_path / "d.parquet", status)
+    before = listing(tmp_path)
+    argv = {"compare": ["compare", "-t", "r=reference:random", "--dataset", "d.parquet", "--budgets", "5",
+                        "--repeats", "1", "-o", "out"],
+            "analyze": ["analyze", "--dataset", "d.parquet", "--no-importance", "-o", "out"]}[command]
+    assert run_bounded(argv, 120) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "pnpoly/RTX_3090" in err and "internal error" not in err
+    assert listing(tmp_path) == before
