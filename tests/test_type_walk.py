@@ -1,7 +1,8 @@
 """Every field of every JSON input, given a value of every other type (issue 43, class 1, walked, not drawn).
 
 The fuzzer (fuzz_harness.py) draws random mutations; this walk is exhaustive over a small valid file of
-each JSON format (space, T1, Kernel Tuner cache plain and gzip, T4, KTT, compare baseline): each field at
+each JSON format (space, T1, Kernel Tuner cache plain and gzip, T4, KTT, compare baseline, a hub brute force
+for ``hypertune --hub``, a ``--tuner-options`` file): each field at
 every level, and the whole document, is replaced in turn by each value of ``SWAPS`` (null, a boolean, a
 text, numbers of each kind, an empty and a nested list, a nested object) or dropped, and the
 file is also cut short at several points and given empty. Each input goes through the fuzzer's own check
@@ -22,7 +23,7 @@ from fuzz_harness import Format, _apply, _gz, formats
 #: a value of each JSON type, and the numbers readers get wrong (0, negative, fractional, huge)
 SWAPS: list[Any] = [None, True, "x", 0, -1, 0.5, 1e300, [], [[1, "a"]], {"a": {"b": 1}}]
 #: formats whose examples are JSON documents (the others are Parquet metadata, protocol lines, command lines)
-JSON_FORMATS = ("space", "t1", "kerneltuner", "kerneltuner-gz", "t4", "ktt", "baseline")
+JSON_FORMATS = ("space", "t1", "kerneltuner", "kerneltuner-gz", "t4", "ktt", "baseline", "hub", "tuner-options")
 #: children of a list or of a map of records walked (records are alike: the first stands for the rest)
 FIRST = 1
 #: an object of more than this many objects is a map of records (a cache's), not a document's sections
@@ -49,7 +50,40 @@ def _base(name: str) -> Any:
     from fuzz_harness import baseline_base, cache_base, ktt_base, space_base, t1_base, t4_base
 
     return {"space": space_base, "t1": t1_base, "kerneltuner": cache_base, "kerneltuner-gz": cache_base,
-            "t4": t4_base, "ktt": ktt_base, "baseline": baseline_base}[name]()
+            "t4": t4_base, "ktt": ktt_base, "baseline": baseline_base, "hub": _hub_base,
+            "tuner-options": _options_base}[name]()
+
+
+HUB = Path(__file__).parent / "fixtures" / "benchmark_hub" / "extra" / "hyperparamtuning_paper_bruteforce_pso.json"
+
+
+def _hub_base() -> Any:
+    return json.loads(HUB.read_text())
+
+
+def _options_base() -> Any:
+    from bat.core.hyperparams import OPTIONS_FORMAT
+
+    return {"format": OPTIONS_FORMAT, "tuner": "reference:random", "options": {"batch": 1}}
+
+
+def _check_hub(data: bytes, folder: Path) -> None:
+    """``bat hypertune --hub``'s reader: returns, or raises a one-line BatError."""
+    from fuzz_harness import library_call
+
+    from bat.analysis.hypertune.hub import read_hub
+    from bat.analysis.hypertune.space import declared
+
+    (folder / "hub.json").write_bytes(data)
+    library_call(lambda: read_hub(folder / "hub.json", "kernel_tuner:pso", declared("kernel_tuner:pso")), "hub")
+
+
+def _check_options_file(data: bytes, folder: Path) -> None:
+    """``bat run --tuner-options``: a run, or one line and nothing written."""
+    from fuzz_harness import run_cli
+
+    run_cli(folder, {"o.json": data}, ["run", "-t", "reference:random", "-b", "pnpoly", "-n", "3",
+                                       "--tuner-options", "o.json", "-o", "r.parquet"])
 
 
 def _shrunk(name: str) -> Any:
@@ -79,7 +113,11 @@ def _inputs(name: str) -> list[tuple[str, bytes]]:
     return out
 
 
-FORMATS: dict[str, Format] = {f.name: f for f in formats()}
+#: the fuzzer's formats, and two JSON inputs it does not draw (a hub brute force, a tuner options file)
+FORMATS: dict[str, Format] = {f.name: f for f in formats()} | {
+    "hub": Format("hub", lambda: None, _check_hub),  # type: ignore[arg-type,return-value]
+    "tuner-options": Format("tuner-options", lambda: None, _check_options_file),  # type: ignore[arg-type,return-value]
+}
 
 
 def test_the_walk_reaches_every_level():

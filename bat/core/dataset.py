@@ -244,8 +244,9 @@ class Dataset:
         """Write the dataset atomically (``overwrite=False``: never replace an existing file).
 
         What is written reads back: a column Arrow cannot store (an integer beyond 64 bits, values of mixed
-        kinds) or metadata outside the readers' limits (NaN or an infinity taken from a source file, nesting,
-        digits) is refused naming the column or the limit, before anything is written."""
+        kinds), a column of a type or a time ``load`` refuses (check_column_types: a negative compile time taken
+        from a cache) or metadata outside the readers' limits (NaN or an infinity taken from a source file,
+        nesting, digits) is refused naming the column or the limit, before anything is written."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -255,6 +256,7 @@ class Dataset:
         except (OverflowError, pa.ArrowException) as exc:
             raise DatasetError(f"{path}: column {_unstorable(frame)!r} holds a value a dataset cannot store "
                                f"({' '.join(str(exc).split())[:200]})") from None
+        check_column_types(table, self.parameters, str(path))  # what load would refuse is not written
         text = self.meta.to_json()
         try:
             loads(text, f"{path}: the metadata to write")
