@@ -207,3 +207,31 @@ def test_a_dataset_listing_its_configurations_twice_is_analysed(tmp_path, monkey
     out, err = capsys.readouterr()
     assert code in (0, 3), err
     assert "internal error" not in err and "quarantined" in out
+
+
+def test_every_trace_column_of_every_arrow_type_is_read_or_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    """A trace is typed on read too (bat.core.trace.check_trace_columns), for bat analyze --trace and a
+    campaign's stored runs: a column of another type, a measured time no GPU gives, is one line."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from fuzz_harness import library_call
+
+    from bat.cli import main
+    from bat.core.errors import DatasetError
+    from bat.core.trace import read_trace
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "bat-data"))
+    assert main(["run", "-t", "reference:random", "-b", "pnpoly", "-n", "8", "-o", "t.parquet"]) == 0
+    capsys.readouterr()
+    table = pq.read_table(tmp_path / "t.parquet")
+    for column in table.column_names:
+        for kind, make in ARROW_KINDS.items():
+            changed = table.set_column(table.schema.get_field_index(column), column, make(pa, table.num_rows))
+            path = tmp_path / f"{column}-{kind}.parquet".replace(" ", "-")
+            pq.write_table(changed.replace_schema_metadata(table.schema.metadata), path)
+            library_call(lambda p=path: read_trace(p), f"trace {column} {kind}")
+    for column, kind in (("charged", "text"), ("objective_ms", "negative"), ("best_so_far_ms", "infinite"),
+                         ("step", "list of text"), ("status", "null")):
+        with pytest.raises(DatasetError, match=column):
+            read_trace(tmp_path / f"{column}-{kind}.parquet".replace(" ", "-"))
