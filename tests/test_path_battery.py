@@ -57,6 +57,7 @@ TEXT_CASES: dict[str, list[str]] = {
     "check DATASETS": ["check", X],
     "export SOURCE": ["export", X, "--to", "t1", "-o", "e.json"],
     "hypertune --train": [*HYPERTUNE[:4], X, *HYPERTUNE[5:], "--out", "h"],
+    "--data-dir": ["--data-dir", X, *RUN, "-o", "r.parquet"],
 }
 
 
