@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 from command_lines import BASE, listing, run_bounded
 from typer._click import Context
 from typer._click.exceptions import BadParameter
@@ -105,13 +104,6 @@ def test_free_text_options_take_an_empty_text(tmp_path, monkeypatch):
     monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "bat-data"))
     assert main([*BASE["import"], "--notes", "", "--licence", ""]) == 0
     assert (tmp_path / "i.parquet").is_file()
-
-
-def test_typer_is_not_asked_for_every_text():
-    """The empty-value rule is set on the command tree bat.cli builds, not on typer's own."""
-    fresh = typer.main.get_command(__import__("bat.cli", fromlist=["app"]).app).commands["analyze"]
-    gpus = next(p for p in fresh.params if p.name == "gpus")
-    assert gpus.callback is None
 
 
 def _one_row_dataset(path: Path, status: str) -> None:
