@@ -119,17 +119,21 @@ def _one_row_dataset(path: Path, status: str) -> None:
 
 
 @pytest.mark.parametrize("status", ["ok", "runtime_error"])
-@pytest.mark.parametrize("command", ["compare", "analyze"])
+@pytest.mark.parametrize("command", ["compare", "analyze", "hypertune"])
 def test_data_no_score_can_stand_on_is_refused_before_any_file(command, status, tmp_path, monkeypatch, capsys):
     """One valid measurement (the score's scale from optimum to worst is empty) or none: compare made its run
-    store, and analyze its figures, before failing (an internal error for the single measurement)."""
+    store, hypertune its unit store, and analyze its figures, before failing (an internal error for the
+    single measurement)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BAT_DATA_DIR", str(tmp_path / "bat-data"))
     _one_row_dataset(tmp_path / "d.parquet", status)
     before = listing(tmp_path)
     argv = {"compare": ["compare", "-t", "r=reference:random", "--dataset", "d.parquet", "--budgets", "5",
                         "--repeats", "1", "-o", "out"],
-            "analyze": ["analyze", "--dataset", "d.parquet", "--no-importance", "-o", "out"]}[command]
+            "analyze": ["analyze", "--dataset", "d.parquet", "--no-importance", "-o", "out"],
+            "hypertune": ["hypertune", "-t", "reference:random", "--train", "d.parquet", "--heldout",
+                          "pnpoly_RTX_2080_Ti", "-n", "1", "--budget", "5", "-r", "2", "--final-repeats", "2",
+                          "--out", "out"]}[command]
     assert run_bounded(argv, 120) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("error:") == 1 and "pnpoly/RTX_3090" in err and "internal error" not in err
