@@ -110,6 +110,7 @@ def comparison(tmp_path_factory: pytest.TempPathFactory) -> Path:
 ALL = [*(" ".join(k) for k in CASES), *TEXT_CASES]
 
 
+@pytest.mark.slow  # 225 command lines: about 45 s on the 2-core box
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("case", ALL)
 def test_a_special_path_is_refused_in_one_line_or_used(case, kind, comparison, tmp_path, monkeypatch, capsys):
