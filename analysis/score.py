@@ -158,6 +158,9 @@ def target_baseline(dataset: Dataset, space: SearchSpace) -> Baseline:
     if len(allowed) == 0:
         raise DatasetError(f"dataset {dataset.name} has no valid measurement its space allows")
     f_opt, f_fail = float(allowed.min()), float(allowed.max())
+    if f_opt == f_fail:  # the score's scale (optimum to worst) is empty: it would divide by zero
+        raise DatasetError(f"dataset {dataset.name}: its {len(allowed)} valid measurement(s) the space allows "
+                           f"all take {f_opt:g} ms: no score can rank tuners on it")
     n_total = int(space.count_valid())
     missing = n_total - len(valid)
     if missing < 0:

@@ -447,11 +447,17 @@ RUN_OPTIONS = {"-n": ["5", "0", "-1", "1e3", "nan", "", "99999999999999999999"],
                "--seed": ["0", "-1", "x", "1" * 40], "--time-budget": ["0.5", "0", "inf", "nan", "-1", "1e400"],
                "--gpu": ["RTX_3090", "H100", "[/]", "../x", ""], "--backend": ["replay", "auto", "nope", ""],
                "--noise": ["none", "repeats", "x", "bootstrap"], "-O": ["x=1", "=", "a", "seed=" + "9" * 50],
-               "--tuner-charge": ["0.1", "1" + "0" * 30, "inf"]}
+               "--tuner-charge": ["0.1", "1" + "0" * 30, "inf"],
+               # issue 43, audited whole: empty texts, a folder where a file is read, sizes past their kind
+               "--dataset": ["", " ", "pnpoly_RTX_3090", "."], "--prior": ["", "RTX_3090", "."],
+               "--tuner-options": [".", "missing.json", ""], "--compile-workers": ["1", "1" + "0" * 30, "-1"],
+               "--devices": ["1", "0", "1025"], "--timeout-factor": ["2", "nan", "0.5"]}
 COMPARE_OPTIONS = {"--budgets": ["5", ",,", "5,", "0", "-3", "a", "100001"], "--gpus": ["RTX_3090", ",", "[/]"],
                    "--repeats": ["1", "0", "-1", "x", "9999999"], "--remeasure": ["1", "1" + "0" * 30],
                    "--success": ["noise", "1.05", "inf", "1e300", "nan"],
-                   "-t": ["reference:random", "a b=reference:random,a_b=x", ","]}
+                   "-t": ["reference:random", "a b=reference:random,a_b=x", ","],
+                   "--scheduler": ["", " "], "--preset": ["", "nope"], "--compile-workers": ["1,2", "", "1e30"],
+                   "--tuner-options": [".", ""], "--baseline": [".", ""]}
 
 
 @st.composite

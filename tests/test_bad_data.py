@@ -84,7 +84,8 @@ def test_labels_that_share_a_file_name_are_an_error(tmp_path, monkeypatch, capsy
                                                        ("pnpoly", "H100", "GPU 'H100'"),
                                                        ("pnpoly", "RTX_3090", "another space")])
 def test_a_trace_of_other_data_is_an_error(bench, gpu, culprit, tmp_path, monkeypatch, capsys) -> None:
-    frame = pd.DataFrame({"step": [0], "objective_ms": [1.0]})
+    frame = pd.DataFrame({"step": [0], "charged": [True], "status": ["ok"], "objective_ms": [1.0],
+                          "best_so_far_ms": [1.0]})
     meta = {"benchmark": bench, "gpu": gpu, "tuner": "x"}
     if culprit == "another space":
         meta["space_hash"] = "0" * 64

@@ -57,3 +57,14 @@ def test_an_out_of_range_option_is_refused_before_anything_is_written(argv, tmp_
     err = capsys.readouterr().err
     culprit = next(a for a in argv if a in ("--remeasure", "--iterations", "--noise-alpha", "--random"))
     assert err.count("error:") == 1 and culprit in err
+
+
+@pytest.mark.parametrize("value", ["1e30", "1.5", "3000000000"])
+def test_a_custom_problem_size_keeps_the_kind_of_the_published_one(value, tmp_path, monkeypatch, capsys):
+    """An integer problem size (pnpoly's n_points) given as 1e30 reached NumPy's shape as a float (an internal
+    error); a fraction or a number past 2^31 - 1 of an integer size is refused before any work."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "-b", "pnpoly", "--first", "--size", f'{{"n_points": {value}}}']) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "problem size n_points" in err
+    assert list(tmp_path.iterdir()) == []

@@ -152,3 +152,30 @@ def test_the_isolated_reader_has_the_same_whole_request_deadline() -> None:
     reader = GuardedReader(fd, TRICKLE_IDLE_S, lambda: "", request_s=0.6)
     assert list(reader) == []
     assert reader.reason.startswith("hung:") and "request_s=0.6" in reader.reason
+
+
+def test_an_endless_line_ends_at_the_request_limit():
+    """A peer that never stops sending one line (``bat serve < /dev/zero``) was always ready for select, so the
+    rest of the over-long line was skipped forever; past request_s it ends the session (issue 43, class 4)."""
+    read, write = os.pipe()
+    stop = threading.Event()
+
+    def endless() -> None:
+        with os.fdopen(write, "wb") as out:
+            try:
+                while not stop.is_set():
+                    out.write(b"\0" * 65536)
+            except (BrokenPipeError, OSError):
+                pass
+
+    writer = threading.Thread(target=endless, daemon=True)
+    writer.start()
+    lines = paced_lines(read, Pacing(idle_s=5, request_s=0.5))
+    try:
+        assert len(next(lines)) == MAX_LINE_BYTES + 1  # the over-long line's head, answered parse_error
+        with pytest.raises(PeerStalled, match="request_s"):
+            next(lines)
+    finally:
+        stop.set()
+        os.close(read)
+        writer.join(timeout=10)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from bat.core.atomic import check_output
 from bat.core.errors import TunerError
 from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
@@ -56,6 +57,8 @@ class ExternalTuner(Tuner):
             raise ValueError("exec: needs a program: exec:PROGRAM [ARGS]")
         if shutil.which(argv[0]) is None:  # a bare name is looked up on PATH, a path checked as it is
             raise ValueError(f"{argv[0]}: no such executable program")
+        if self.transcript:  # a FIFO, a device, a link loop or a folder refused now, before the program starts
+            check_output(self.transcript, what="-O transcript")
         self.argv = argv
         self.pacing = Pacing(float(self.idle_s), float(self.request_s))
 

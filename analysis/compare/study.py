@@ -127,8 +127,14 @@ def figure_processes(workers: int, scheduler: str | None) -> int:
 
 
 def check_noise_data(campaign: Campaign) -> None:
-    """A replay noise mode has repeated times to draw from in every target (ReplayBackend refuses data without
-    any), checked before the folder's lock and run store are made."""
+    """Every replayed target's data gives the score its baseline (a dataset with no valid measurement, or one
+    time for all, is refused) and a replay noise mode has repeated times to draw from (ReplayBackend refuses
+    data without any): checked before the folder's lock and run store are made."""
+    if campaign.backend == "replay":
+        from bat.analysis.compare.methodology import target_parts
+
+        for bench, gpu in campaign.targets:
+            target_parts(campaign, bench, gpu)  # kept for the analysis of this process
     if campaign.noise == "none":
         return
     from bat.run.targets import replay_target

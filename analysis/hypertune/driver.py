@@ -100,7 +100,20 @@ def plan(*, tuner: str, split: Split, searcher: str = "random", params: list[str
     # final one (the best and the defaults on every dataset)
     check_size(budget, repeats * len(split.train), "--budget", "--repeats")
     check_size(budget, 2 * final_repeats * (len(split.train) + len(split.heldout)), "--budget", "--final-repeats")
+    _check_data(split)
     return Plan(tuner, chosen, split, searcher, settings, budget, repeats, final_repeats, seed, points, batch, brute)
+
+
+def _check_data(split: Split) -> None:
+    """Every dataset gives the score its baseline (no valid measurement, or one time for all, is refused)
+    before OUT/units.sqlite is opened (a one-row dataset made the store, then failed in the first unit)."""
+    from bat.analysis.compare.execute import load_target
+    from bat.analysis.score import target_baseline
+
+    for bench, gpu, path in (*split.train, *split.heldout):
+        target = load_target(bench, gpu, "replay", path)
+        if target.dataset is not None:
+            target_baseline(target.dataset, target.space)
 
 
 @dataclass

@@ -71,8 +71,9 @@ def read_hub(path: str | Path, tuner: str, params: tuple[HyperParam, ...]) -> Hu
                              f"{tuner} (the hub names kernel_tuner:X's file {PREFIX}X)")
     declared = {p.name: p for p in params}
     names = raw["tune_params_keys"]
-    if not isinstance(names, list) or not names or not isinstance(raw["tune_params"], dict):
-        raise HypertuneError(f"{where}: tune_params_keys is not a list of names with tune_params beside it")
+    if (not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names)
+            or len(set(names)) != len(names) or not isinstance(raw["tune_params"], dict)):
+        raise HypertuneError(f"{where}: tune_params_keys is not a list of distinct names with tune_params beside it")
     values: dict[str, list[Any]] = {}
     for name in names:
         if name not in declared:

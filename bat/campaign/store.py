@@ -94,6 +94,10 @@ class RunRecord:
         if not (isinstance(row, tuple) and len(row) == 3 and isinstance(row[0], str) and isinstance(row[1], str)
                 and isinstance(row[2], bytes)):
             raise DatasetError(f"{where}: a row that is not (run_id text, meta text, trace bytes)")
+        import pyarrow as pa
+
+        from bat.core.trace import check_trace_columns
+
         run_id, meta_text, blob = row
         where = f"{where}: run {run_id[:80]!r}"
         for what, size in (("metadata", len(meta_text)), ("trace", len(blob))):
@@ -120,10 +124,11 @@ class RunRecord:
             raise DatasetError(f"{where}: metadata 'budgets' is not a list of positive integers, each with its "
                                "result in 'per_budget'")
         try:
-            trace = decode_trace(blob)
+            table = pa.ipc.open_stream(blob).read_all()
         except Exception as exc:  # pyarrow raises several kinds for a blob that is not its stream
             raise DatasetError(f"{where}: the trace is not an Arrow stream ({type(exc).__name__})") from None
-        return cls(meta, trace)
+        check_trace_columns(table, f"{where}: its trace")  # typed before any arithmetic, as a trace file is
+        return cls(meta, table.to_pandas())
 
 
 def encode_trace(frame: pd.DataFrame) -> bytes:

@@ -65,6 +65,9 @@ def _options(
 ) -> None:
     """BAT: a benchmark suite for GPU kernel autotuners."""
     if data_dir is not None:  # worker processes inherit it through the environment
+        from bat.core.limits import check_kind
+
+        check_kind(data_dir, folder_ok=True)  # a loop of links ended resolve() in a RuntimeError
         os.environ["BAT_DATA_DIR"] = str(data_dir.resolve())
 
 
@@ -137,7 +140,10 @@ def _command() -> Any:
     key = tuple(id(info.callback) for info in app.registered_commands)
     if key not in _COMMAND:
         _COMMAND.clear()
+        from bat.cli.options import refuse_empty_values
+
         _COMMAND[key] = typer.main.get_command(app)
+        refuse_empty_values(_COMMAND[key])  # an empty text value is refused by every command alike
     return _COMMAND[key]
 
 

@@ -80,13 +80,15 @@ def analyze(
     if not jobs:
         raise DatasetError("name a benchmark with --benchmark, datasets with --dataset, or pass --all")
     check_traces(list(traces or []), jobs)  # a trace that cannot be read, or of other data, fails before any work
+    model = ModelSettings(iterations=iterations)
+    _check_data(jobs, model.folds)
     check_output_folder(out, what="--out")
     _check_outputs(out, force)
     settings = AnalyzeSettings(speedup_definition=speedup, convergence_definition=convergence,
                                noise_alpha=noise_alpha, centrality_variant=variant,
                                neighbourhood=neighbourhood, centrality_rule=centrality_rule,
                                importance=not no_importance,
-                               pfi_repeats=repeats, model=ModelSettings(iterations=iterations),
+                               pfi_repeats=repeats, model=model,
                                trace_paths=list(traces or []), seed=seed)
     with FolderLock(out, "--out"):  # two analyses never write one folder
         _check_outputs(out, force)  # again: another analysis may have finished meanwhile
@@ -94,6 +96,21 @@ def analyze(
             results = _analyze_all(jobs, settings, out)
             report = write_report(results, settings, out)
     _summarize(results, report, speedup, convergence, out)
+
+
+def _check_data(jobs: list, folds: int) -> None:
+    """Every dataset gives the analyses something to measure, checked before the folder is made: a valid
+    measurement of more than one time (the score's baseline), and as many as the models' folds (a dataset of
+    one row wrote figures, then ended in scikit-learn's refusal)."""
+    from bat.analysis.score import target_baseline
+    from bat.core.errors import DatasetError
+
+    for data in jobs:
+        for dataset in data.datasets.values():
+            target_baseline(dataset, data.space)
+            if len(dataset.ok) < folds:
+                raise DatasetError(f"dataset {dataset.name}: {len(dataset.ok)} valid measurements; the analysis's "
+                                   f"models need at least {folds}")
 
 
 def _analyze_all(jobs: list, settings: AnalyzeSettings, out: Path) -> list[dict]:

@@ -25,8 +25,8 @@ from bat.cli.options import (
 from bat.cli.output import EXIT_FOUND, document, markup, progress, say
 
 if TYPE_CHECKING:
-    from bat.campaign.design import TunerSpec
     from bat.analysis.compare.study import Comparison
+    from bat.campaign.design import TunerSpec
 
 #: Seconds to wait for a --scheduler to answer.
 SCHEDULER_TIMEOUT_S = 10

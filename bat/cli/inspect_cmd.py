@@ -69,6 +69,8 @@ def inspect(
     from bat.core.kernel import load_runner
     from bat.toolchain.nvrtc import inspect_config
 
+    if random and config:  # one would be ignored: say so rather than inspect the other
+        raise typer.BadParameter("give --config or --random, not both")
     bench = load_benchmark(benchmark)
     space = bench.space
     cfg: dict[str, Any]

@@ -72,3 +72,30 @@ def timeout_factor_option() -> Any:
     return typer.Option(None, "--timeout-factor", min=1.0, max=MAX_TIMEOUT_FACTOR, callback=finite,
                         help="Stop a measurement once it runs past this factor x the best time so far: charged "
                              "the time spent, recorded as a timeout.")
+
+
+#: text options where an empty value means something (no source, no licence, no notes)
+EMPTY_ALLOWED = {("import", "source"), ("import", "licence"), ("import", "notes")}
+
+
+def refuse_empty_values(group: Any) -> None:
+    """Every text option of every command refuses an empty value (``--gpus ''``, ``--dataset ' '``), which
+    some commands took as the option left out and others refused: one rule, set once on the command tree
+    ``bat.cli`` builds. The options in ``EMPTY_ALLOWED`` keep it."""
+    from typer._click.types import StringParamType
+
+    for name, command in group.commands.items():
+        for param in command.params:
+            if (param.param_type_name == "option" and type(param.type) is StringParamType
+                    and (name, param.name) not in EMPTY_ALLOWED):
+                param.callback = _not_empty(param.callback)
+
+
+def _not_empty(callback: Any) -> Any:
+    def check(ctx: Any, param: Any, value: Any) -> Any:
+        values = value if isinstance(value, list | tuple) else [value]
+        if any(isinstance(v, str) and not v.strip() for v in values):
+            raise typer.BadParameter("an empty value; leave the option out for its default")
+        return callback(ctx, param, value) if callback is not None else value
+
+    return check

@@ -115,9 +115,11 @@ class Benchmark:
         if unknown:
             raise SpaceSpecError(f"{self.path}: problem size keys {unknown} unknown; "
                                  f"valid: {sorted(self.problem_size)}")
+        custom = {}
         for key, value in which.items():
             check_size_value(value, f"problem size {key}")
-        return ProblemSize("custom", {**self.problem_size, **which})
+            custom[key] = _like_published(key, value, self.problem_size[key])
+        return ProblemSize("custom", {**self.problem_size, **custom})
 
     def _dims(self, key: str, env: dict[str, Any]) -> Dim3:
         dims = []
@@ -131,6 +133,22 @@ class Benchmark:
             dims.append(value)
         padded = [*dims, 1, 1, 1]
         return padded[0], padded[1], padded[2]
+
+
+#: a problem size given in place of an integer one (a count of elements: kernels index them with 32-bit ints)
+MAX_INTEGER_SIZE = 2**31 - 1
+
+
+def _like_published(key: str, value: int | float, published: Any) -> int | float:
+    """A custom size of the kind its published value has: an integer one stays a whole number within
+    ``MAX_INTEGER_SIZE`` (``1e30`` points reached NumPy's shape as a float: an internal error)."""
+    if isinstance(published, bool) or not isinstance(published, int):
+        return value
+    if isinstance(value, float) and not value.is_integer():
+        raise SpaceSpecError(f"problem size {key}: {value} is not a whole number (the published size is {published})")
+    if value > MAX_INTEGER_SIZE:
+        raise SpaceSpecError(f"problem size {key}: {value:g} is over the limit of {MAX_INTEGER_SIZE} (2^31 - 1)")
+    return int(value)
 
 
 #: Entry-point group of benchmarks: ``name = "package.module"``, a package holding ``space.json``.

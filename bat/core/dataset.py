@@ -272,8 +272,9 @@ class Dataset:
         """Write the dataset atomically (``overwrite=False``: never replace an existing file).
 
         What is written reads back: a column Arrow cannot store (an integer beyond 64 bits, values of mixed
-        kinds) or metadata outside the readers' limits (NaN or an infinity taken from a source file, nesting,
-        digits) is refused naming the column or the limit, before anything is written."""
+        kinds), a column of a type or a time ``load`` refuses (check_column_types: a negative compile time taken
+        from a cache) or metadata outside the readers' limits (NaN or an infinity taken from a source file,
+        nesting, digits) is refused naming the column or the limit, before anything is written."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -283,6 +284,7 @@ class Dataset:
         except (OverflowError, pa.ArrowException) as exc:
             raise DatasetError(f"{path}: column {_unstorable(frame)!r} holds a value a dataset cannot store "
                                f"({' '.join(str(exc).split())[:200]})") from None
+        check_column_types(table, self.parameters, str(path))  # what load would refuse is not written
         text = self.meta.to_json()
         try:
             loads(text, f"{path}: the metadata to write")
@@ -377,8 +379,10 @@ def check_column_types(table: pa.Table, parameters: tuple[str, ...], where: str)
 
     status: text without nulls; objective_ms, compile_ms, benchmark_ms and counters: numbers; times_ms: a
     list of numbers per row; message: text; a parameter: a column of numbers, booleans or text, never a
-    nested value. A column of another type raises DatasetError naming the column and the type found.
+    nested value, and so is any other column; compile_ms and benchmark_ms are never negative or infinite. A
+    column of another type raises DatasetError naming the column and the type found (or the value).
     """
+    import pyarrow.compute as pc
     import pyarrow.types as pat
 
     def number(kind: pa.DataType) -> bool:
@@ -399,10 +403,21 @@ def check_column_types(table: pa.Table, parameters: tuple[str, ...], where: str)
                 **{c: ("numbers", number) for c in ("objective_ms", "compile_ms", "benchmark_ms")},
                 **{c: ("numbers", number) for c in counter_columns(table.column_names)},
                 **{c: ("numbers, booleans or text", scalar) for c in parameters}}
-    for column, (what, accepts) in expected.items():
+    others = {c: ("numbers, booleans or text", scalar) for c in table.column_names if c not in expected}
+    for column, (what, accepts) in {**expected, **others}.items():
         kind = table.schema.field(column).type
         if not accepts(kind):
             raise DatasetError(f"{where}: column {column!r} holds {kind}; a dataset's {column} holds {what}")
+    for column in ("compile_ms", "benchmark_ms"):  # a cost: empty, or a finite number >= 0
+        values = table.column(column)
+        if pat.is_null(values.type):
+            continue
+        bad = pc.less(values, 0)
+        if pat.is_floating(values.type):
+            bad = pc.or_(bad, pc.is_inf(values))
+        if (row := pc.index(bad, True).as_py()) >= 0:
+            raise DatasetError(f"{where}: column {column!r} holds {values[row].as_py()} (row {row}); a time "
+                               "spent is empty or a finite number >= 0")
     if table.column("status").null_count:
         raise DatasetError(f"{where}: column 'status' has {table.column('status').null_count} empty rows; "
                            f"each row has one of {', '.join(s.value for s in Status)}")

@@ -150,10 +150,13 @@ def read_options_file(path: str | Path) -> tuple[str, tuple[str, ...]]:
     """
     import json
 
+    from bat.core import limits
+    from bat.core.errors import InputLimitError
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:  # through the bounded reader: a FIFO, a device or a huge file is refused from its stat
+        data = limits.loads(limits.read_text(path, limits.MAX_SPACE_BYTES), str(path))
+    except (InputLimitError, json.JSONDecodeError) as exc:
         raise TunerError(f"--tuner-options {path}: not a readable JSON file ({exc})") from exc
     if not isinstance(data, dict) or data.get("format") != OPTIONS_FORMAT:
         raise TunerError(f"--tuner-options {path}: not an options file (format must be {OPTIONS_FORMAT!r})")

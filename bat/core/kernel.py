@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bat.core.benchmark import Benchmark, load_benchmark
+from bat.core.limits import MAX_SOURCE_BYTES, read_text
 
 Scalar = np.integer | np.floating
 Arg = str | tuple[str, Scalar]
@@ -149,13 +150,19 @@ class KernelRunner(ABC):
         source: str = self.bench.kernel.get("source", self.source)
         return self.bench.directory / source
 
+    def source_text(self) -> str:
+        """The text of ``source_path()``, read through the bounded reader (a regular file of at most
+        ``MAX_SOURCE_BYTES``: the space file names it, so it may name a FIFO or a device)."""
+        return read_text(self.source_path(), MAX_SOURCE_BYTES)
+
     def prepare_source(self, source: str, config: Mapping[str, object]) -> str:
         """The source text as compiled for ``config`` (default: unchanged; the macros carry the configuration)."""
         return source
 
     def headers(self) -> dict[str, str]:
         """Files the source includes by name (the space file's ``kernel.headers``, beside it): name -> text."""
-        return {name: (self.bench.directory / name).read_text() for name in self.bench.kernel.get("headers", [])}
+        return {name: read_text(self.bench.directory / name, MAX_SOURCE_BYTES)
+                for name in self.bench.kernel.get("headers", [])}
 
 
 def _triple(values: Sequence[int]) -> tuple[int, int, int]:

@@ -73,11 +73,14 @@ def _kind(mode: int) -> str:
 
 
 def check_kind(path: str | Path, *, folder_ok: bool = False) -> None:
-    """``path`` is absent, a regular file or (``folder_ok``) a folder: never a loop of symbolic links, a FIFO,
-    a device or a socket (InputLimitError naming it). Every path BAT writes is checked here before any work."""
+    """``path`` is absent, a regular file or (``folder_ok``) a folder: never a loop of symbolic links, a link to
+    nothing, a FIFO, a device or a socket (InputLimitError naming it). Every path BAT writes is checked here
+    before any work."""
     try:
         info = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):  # absent; a file on the way is the writer's own message
+        if os.path.islink(path):  # writing through it would make a file elsewhere, or fail once work is done
+            raise InputLimitError(f"{path}: a symbolic link to {os.readlink(path)}, which does not exist") from None
         return
     except OSError as exc:  # ELOOP: a loop of symbolic links
         raise InputLimitError(f"{path}: {exc.strerror or exc}") from None

@@ -117,4 +117,59 @@ def read_trace(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         raise DatasetError(f"{path}: trace metadata is not JSON within the limits: {exc}") from None
     if not isinstance(meta, dict):
         raise DatasetError(f"{path}: trace metadata is a JSON {type(meta).__name__}, not an object")
+    check_trace_columns(table, str(path))
     return table.to_pandas(), meta
+
+
+#: what each column of a trace holds, by its Arrow type (a column a trace does not have is not asked for)
+_COLUMN_KINDS = {"step": "integers", "kind": "text", "status": "text", "charged": "booleans", "profiled": "booleans",
+                 **{c: "numbers" for c in ("objective_ms", "best_so_far_ms", "cost_s", "elapsed_cost_s", "tuner_s",
+                                           "timeout_bound_ms", "fidelity")}}
+#: the columns the analyses read (bat analyze --trace, a campaign folder's traces)
+REQUIRED_COLUMNS = ("charged", "status", "objective_ms", "best_so_far_ms")
+
+
+def check_trace_columns(table: pa.Table, where: str) -> None:
+    """Every column of a trace read from outside has its type before any arithmetic (DatasetError naming the
+    column and the type found): the columns above as listed, any other (a parameter) numbers, booleans or
+    text, never a nested value; ``status`` has no empty row."""
+    import pyarrow.types as pat
+
+    kinds = {"integers": lambda k: pat.is_integer(k) or pat.is_null(k),
+             "numbers": lambda k: pat.is_integer(k) or pat.is_floating(k) or pat.is_null(k),
+             "text": lambda k: pat.is_string(k) or pat.is_large_string(k) or pat.is_null(k),
+             "booleans": lambda k: pat.is_boolean(k) or pat.is_null(k)}
+    scalars = "numbers, booleans or text"
+    kinds[scalars] = lambda k: kinds["numbers"](k) or kinds["text"](k) or kinds["booleans"](k)
+    if missing := [c for c in REQUIRED_COLUMNS if c not in table.column_names]:
+        raise DatasetError(f"{where}: not a trace: lacks columns {missing}")
+    for column in table.column_names:
+        what = _COLUMN_KINDS.get(column, scalars)
+        kind = table.schema.field(column).type
+        if not kinds[what](kind):
+            raise DatasetError(f"{where}: column {column!r} holds {kind}; a trace's {column} holds {what}")
+    if table.column("status").null_count:
+        raise DatasetError(f"{where}: column 'status' has {table.column('status').null_count} empty rows")
+    _check_times(table, where)
+
+
+def _check_times(table: pa.Table, where: str) -> None:
+    """A time no GPU gives (<= 0, NaN or infinite) as a measured objective, or <= 0 or infinite as the best so
+    far, is refused: a trace drawn on it showed a best time of -1.5 ms with exit 0."""
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    def floats(column: str) -> pa.ChunkedArray:
+        values = table.column(column)
+        return pc.cast(values, pa.float64()) if not pat.is_floating(values.type) else values
+
+    objective, best = floats("objective_ms"), floats("best_so_far_ms")
+    impossible = {
+        "objective_ms": pc.and_(pc.equal(table.column("status"), Status.OK.value),
+                                pc.invert(pc.and_(pc.is_finite(objective), pc.greater(objective, 0)))),
+        "best_so_far_ms": pc.or_(pc.is_inf(best), pc.less_equal(best, 0)),
+    }
+    for column, bad in impossible.items():
+        if (row := pc.index(pc.fill_null(bad, False), True).as_py()) >= 0:
+            raise DatasetError(f"{where}: column {column!r} holds {table.column(column)[row].as_py()} (row {row}); "
+                               "a measured time is a finite number > 0")

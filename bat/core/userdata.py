@@ -37,6 +37,7 @@ def data_dir() -> Path:
     """The user's data folder (absolute): ``BAT_DATA_DIR``, else ``./bat-data``. It need not exist yet (it is
     made on the first write); one that exists and is not a folder (a file, ``/dev/zero``) is an error, never
     read as a folder with no data."""
+    check_kind(os.environ.get(ENV) or DEFAULT, folder_ok=True)  # a loop of links: one line, not resolve()'s error
     path = Path(os.environ.get(ENV) or DEFAULT).resolve()
     if path.exists() and not path.is_dir():
         raise DatasetError(f"{ENV} or --data-dir {path}: not a folder (your data folder: imports, recordings "

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bat.core.errors import BatError
+from bat.core.limits import read_bytes
 from bat.core.userdata import data_dir
 
 MANIFEST, SIGNATURE, PUBLIC_KEY = "manifest.json", "manifest.sig", "manifest.key"
@@ -34,6 +35,10 @@ class KeyFileError(BatError, ValueError):
     """A signing key file that cannot be read as an Ed25519 private key."""
 
 
+#: a PEM private key file (an Ed25519 key takes 119 bytes), and the seal's signature and public key files
+MAX_KEY_BYTES = 64 * 1024
+
+
 def default_key() -> Path:
     """Where the signing key lives unless ``--key`` says otherwise: ``<data folder>/keys/leaderboard.pem``."""
     return data_dir() / "keys" / "leaderboard.pem"
@@ -43,8 +48,9 @@ def read_key(path: Path) -> Ed25519PrivateKey | None:
     """The private key in ``path``; None when there is no such file (KeyFileError when it is not one)."""
     if not path.exists():
         return None
+    pem = read_bytes(path, MAX_KEY_BYTES)
     try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        key = serialization.load_pem_private_key(pem, password=None)
     except (ValueError, TypeError) as exc:
         raise KeyFileError(f"--key {path}: not an unencrypted PEM private key ({exc})") from None
     if not isinstance(key, Ed25519PrivateKey):

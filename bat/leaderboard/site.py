@@ -35,7 +35,7 @@ from typing import Any
 
 from bat.core.atomic import check_output_folder
 from bat.core.errors import BatError, OutputError
-from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes, regular_file
+from bat.core.limits import MAX_DATA_BYTES, check_kind, loads, read_bytes, regular_file
 from bat.leaderboard import figures, interactive, pages, seal
 from bat.leaderboard.provenance import dataset_facts
 from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source, sealed_runs
@@ -81,6 +81,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
     if out.exists() or out.is_symlink():
         raise OutputError(f"--out {out}: exists; a leaderboard is written to a new folder, never over one")
     check_output_folder(out.parent, what="--out")
+    check_kind(key_path)  # read or made: a loop of links, a FIFO or a device is refused before resolve() or a read
     if key_path.resolve().is_relative_to(out.resolve()):
         raise OutputError(f"--key {key_path}: inside the site {out}; the private key never goes into the site")
     sources = [read_source(f) for f in folders]
@@ -130,8 +131,8 @@ def _seal(site: Path) -> tuple[bytes, str, str]:
     if missing := [name for name in seal.SEAL_FILES if name not in present]:
         raise UnsealedSiteError(f"{site}: partly signed: {', '.join(missing)} missing")
     return (read_bytes(site / seal.MANIFEST, MAX_DATA_BYTES),
-            (site / seal.SIGNATURE).read_text(encoding="ascii", errors="replace").strip(),
-            (site / seal.PUBLIC_KEY).read_text(encoding="ascii", errors="replace").strip())
+            read_bytes(site / seal.SIGNATURE, seal.MAX_KEY_BYTES).decode("ascii", errors="replace").strip(),
+            read_bytes(site / seal.PUBLIC_KEY, seal.MAX_KEY_BYTES).decode("ascii", errors="replace").strip())
 
 
 #: a path inside the site as the manifest may name it: plain names, none starting with a dot (no "..")
@@ -213,7 +214,7 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
         raise TamperedSiteError(seal.MANIFEST, f"its stored results cannot be merged ({exc})") from None
     for rel, text in derived.items():
         path = site / rel
-        if not path.is_file() or path.read_bytes() != text.encode("utf-8"):
+        if not path.is_file() or read_bytes(path, MAX_DATA_BYTES) != text.encode("utf-8"):
             raise TamperedSiteError(rel, "differs from what the stored results give: a number shown is not "
                                          "the stored runs'")
     standings = json.loads(derived["standings.json"])

@@ -72,6 +72,8 @@ def paced_lines(stream: Any, pacing: Pacing) -> Iterator[bytes]:
 
 
 def _wait(fd: int, limit_s: float, why: str) -> None:
+    if limit_s <= 0:  # past the deadline: a peer always ready (an endless line, /dev/zero) never stalls select
+        raise PeerStalled(why)
     ready, _, _ = select.select([fd], [], [], limit_s)
     if not ready:
         raise PeerStalled(why)

@@ -170,7 +170,7 @@ def compile_config(
     """Compile one configuration of a runner's benchmark (published problem size unless ``size``)."""
     extents = benchmark_extents(runner.bench.problem_size if size is None else size)
     path = runner.source_path()
-    source = runner.prepare_source(path.read_text(), config)
+    source = runner.prepare_source(runner.source_text(), config)
     return compile_source(source, runner.macros(config, extents), arch=arch, name=path.name,
                           headers=runner.headers())
 

@@ -70,7 +70,7 @@ class EmulatedSession:
         self.use_gate = use_gate and gate.nvrtc_available()
         self.block_timeout_s, self.orders = block_timeout_s, orders
         path = self.runner.source_path()
-        self.source_name, self.source = path.name, path.read_text()
+        self.source_name, self.source = path.name, self.runner.source_text()
         self.includes = self.runner.headers()
         self.host = self.runner.make_inputs(size.extents, seed)
 

@@ -83,7 +83,7 @@ class LiveSession:
         self.runner = load_runner(bench)
         self.repeats, self.timeout_s, self.seed = repeats, timeout_s, seed
         source = self.runner.source_path()
-        self.source_name, self.source = source.name, source.read_text()
+        self.source_name, self.source = source.name, self.runner.source_text()
         self.device = CupyDevice(device_id, timeout_s=timeout_s)
         self.info = device_info(device_id)
         self.arch = f"sm_{self.info['compute_capability']}"
