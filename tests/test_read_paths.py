@@ -28,9 +28,11 @@ CHECKS = {"regular_file", "check_kind", "check_output", "check_output_folder", "
 #: why a path is not one a user gives -> the reads (file::function::call) that take it
 OWN_FILES: dict[str, tuple[str, ...]] = {
     "a registered dataset, whose metadata Dataset.read_meta read through the checker when it was listed":
-        ("analysis/checks.py::_best_time::read_table",),
+        ("bat/data/checks.py::_best_time::read_table",),
     "a step's output file in the backend's own scratch folder": ("bat/backends/command.py::_output::open",),
     "done.json that this build cache wrote": ("bat/backends/emulated/build.py::_load::read_text",),
+    "Plotly's bundle, package data of the installed plotly package":
+        ("bat/leaderboard/interactive.py::bundle::read_bytes",),
     "the emulator's own sources, package data": ("bat/backends/emulated/build.py::source_text::read_text",),
     "an entry of BAT's own compile cache": (
         "bat/backends/emulated/gate.py::check::read_text",

@@ -107,8 +107,8 @@ def plan(*, tuner: str, split: Split, searcher: str = "random", params: list[str
 def _check_data(split: Split) -> None:
     """Every dataset gives the score its baseline (no valid measurement, or one time for all, is refused)
     before OUT/units.sqlite is opened (a one-row dataset made the store, then failed in the first unit)."""
-    from bat.analysis.compare.execute import load_target
     from bat.analysis.score import target_baseline
+    from bat.campaign.execute import load_target
 
     for bench, gpu, path in (*split.train, *split.heldout):
         target = load_target(bench, gpu, "replay", path)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bat.core.errors import BatError
+from bat.core.limits import check_kind
 
 FORMAT = "bat-sealed/1"
 
@@ -64,6 +65,8 @@ def data_files(folder: Path) -> dict[str, Path]:
 
 
 def file_sha256(path: Path) -> str:
+    """The sha256 of a regular file, read in blocks (a FIFO or a device is refused: bat.core.limits)."""
+    check_kind(path)
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
