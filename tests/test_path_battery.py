@@ -32,6 +32,7 @@ CASES: dict[tuple[str, str], list[str]] = {
     ("compare", "out"): [*COMPARE, "-o", X],
     ("compare", "tuner_options"): [*COMPARE, "-o", "c", "--tuner-options", X],
     ("compare", "baseline"): [*COMPARE, "-o", "c", "--baseline", X],
+    ("compare", "sealed"): [*COMPARE, "-o", "c", "--sealed", X],
     ("export", "out"): ["export", "gemm", "--to", "t1", "-o", X],
     ("import", "file"): ["import", X, "-o", "i.parquet", "-b", "pnpoly", "--gpu", "G"],
     ("import", "out"): ["import", "PUBLISHED", "-o", X, "-b", "pnpoly", "--gpu", "G"],

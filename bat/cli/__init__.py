@@ -65,9 +65,9 @@ def _options(
 ) -> None:
     """BAT: a benchmark suite for GPU kernel autotuners."""
     if data_dir is not None:  # worker processes inherit it through the environment
-        from bat.core.limits import check_kind
+        from bat.core.userdata import check_folder_kind
 
-        check_kind(data_dir, folder_ok=True)  # a loop of links ended resolve() in a RuntimeError
+        check_folder_kind(data_dir)
         os.environ["BAT_DATA_DIR"] = str(data_dir.resolve())
 
 

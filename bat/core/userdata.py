@@ -24,7 +24,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from bat.core.errors import DatasetError, UnsafeNameError
+from bat.core.errors import DatasetError, InputLimitError, UnsafeNameError
 from bat.core.limits import check_kind
 
 ENV = "BAT_DATA_DIR"
@@ -37,12 +37,23 @@ def data_dir() -> Path:
     """The user's data folder (absolute): ``BAT_DATA_DIR``, else ``./bat-data``. It need not exist yet (it is
     made on the first write); one that exists and is not a folder (a file, ``/dev/zero``) is an error, never
     read as a folder with no data."""
-    check_kind(os.environ.get(ENV) or DEFAULT, folder_ok=True)  # a loop of links: one line, not resolve()'s error
-    path = Path(os.environ.get(ENV) or DEFAULT).resolve()
+    given = os.environ.get(ENV) or DEFAULT
+    check_folder_kind(given)
+    path = Path(given).resolve()
     if path.exists() and not path.is_dir():
         raise DatasetError(f"{ENV} or --data-dir {path}: not a folder (your data folder: imports, recordings "
                            "and run traces go there)")
     return path
+
+
+def check_folder_kind(given: str | Path) -> None:
+    """A data folder named by ``BAT_DATA_DIR`` or ``--data-dir`` is absent or a folder (or a link to one): a FIFO,
+    a device or a loop of links is one line naming the variable (before ``resolve()``, which a loop ends in a
+    RuntimeError)."""
+    try:
+        check_kind(given, folder_ok=True)
+    except InputLimitError as exc:
+        raise DatasetError(f"{ENV} or --data-dir {given}: not a folder ({exc})") from None
 
 
 def datasets_dir() -> Path:
