@@ -1,0 +1,41 @@
+"""The registered benchmarks: their names and space files, from the entry-point group, without loading a space.
+
+``bat list`` and the registry read these without the space engine (and so
+without NumPy); ``bat.core.benchmark`` builds a benchmark from the space file.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from bat.core.errors import SpaceSpecError, UnknownNameError
+
+#: Entry-point group of benchmarks: ``name = "package.module"``, a package holding ``space.json``.
+BENCHMARK_GROUP = "bat.benchmarks"
+
+
+@cache
+def _registered() -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.module for ep in entry_points(group=BENCHMARK_GROUP)}
+
+
+def benchmark_names() -> list[str]:
+    """Names of the registered benchmarks (entry-point group ``bat.benchmarks``)."""
+    return sorted(_registered())
+
+
+def benchmark_path(name: str) -> Path:
+    """The space file of a registered benchmark: ``space.json`` in its package's directory."""
+    import importlib.util
+
+    table = _registered()
+    if name not in table:
+        raise UnknownNameError("benchmark", name, sorted(table))
+    spec = importlib.util.find_spec(table[name])
+    dirs = list(spec.submodule_search_locations or []) if spec else []
+    if not dirs:
+        raise SpaceSpecError(f"benchmark {name}: package {table[name]} has no directory on disk")
+    return Path(dirs[0]) / "space.json"
