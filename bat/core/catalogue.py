@@ -39,3 +39,23 @@ def benchmark_path(name: str) -> Path:
     if not dirs:
         raise SpaceSpecError(f"benchmark {name}: package {table[name]} has no directory on disk")
     return Path(dirs[0]) / "space.json"
+
+
+def benchmark_description(name: str) -> str:
+    """The ``description`` of a registered benchmark's space file, read without building its space.
+
+    A T1 file (whose description comes from converting it) and a file that does not parse as a JSON object go
+    through ``bat.core.spacefile.read_space_json``, which converts the one and names what is wrong with the other.
+    """
+    from bat.core.limits import MAX_SPACE_BYTES, loads, read_text
+
+    path = benchmark_path(name)
+    try:
+        raw = loads(read_text(path, MAX_SPACE_BYTES), str(path))
+    except ValueError:
+        raw = None
+    if not isinstance(raw, dict) or isinstance(raw.get("ConfigurationSpace"), dict):
+        from bat.core.spacefile import read_space_json
+
+        raw = read_space_json(path)
+    return str(raw.get("description", ""))
