@@ -31,11 +31,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bat.core import quarantine
+from bat.core import plugins, quarantine
 from bat.core.datasetmeta import DatasetMeta, read_meta
 from bat.core.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
 from bat.core.limits import MAX_DATA_BYTES, regular_file
@@ -57,7 +56,7 @@ BACKEND_GROUP = "bat.backends"
 @cache
 def _tuners() -> dict[str, TunerEntry]:
     table: dict[str, TunerEntry] = {}
-    for ep in entry_points(group=TUNER_GROUP):
+    for ep in plugins.group(TUNER_GROUP):
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin is named, not a traceback
@@ -77,7 +76,7 @@ def _tuners() -> dict[str, TunerEntry]:
 
 @cache
 def _schemes() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=SCHEME_GROUP)}
+    return {ep.name: ep for ep in plugins.group(SCHEME_GROUP)}
 
 
 def scheme_names() -> list[str]:
@@ -198,7 +197,7 @@ def make_tuner(spec: str, options: list[str] | tuple[str, ...] = (), **overrides
 # -- backends ------------------------------------------------------------------------------
 @cache
 def _backends() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
+    return {ep.name: ep for ep in plugins.group(BACKEND_GROUP)}
 
 
 def backend_names() -> list[str]:
@@ -233,7 +232,7 @@ USER_ROOT = "data"
 @cache
 def _shipped() -> tuple[tuple[str, Path], ...]:
     roots = []
-    for ep in entry_points(group=DATASET_GROUP):
+    for ep in plugins.group(DATASET_GROUP):
         spec = importlib.util.find_spec(ep.value)
         dirs = list(spec.submodule_search_locations or []) if spec else []
         if not dirs:

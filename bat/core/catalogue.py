@@ -17,9 +17,9 @@ BENCHMARK_GROUP = "bat.benchmarks"
 
 @cache
 def _registered() -> dict[str, str]:
-    from importlib.metadata import entry_points
+    from bat.core.plugins import group
 
-    return {ep.name: ep.module for ep in entry_points(group=BENCHMARK_GROUP)}
+    return {ep.name: ep.module for ep in group(BENCHMARK_GROUP)}
 
 
 def benchmark_names() -> list[str]:
