@@ -37,7 +37,7 @@ CLI_MODULES = {"bat", "bat.core", "bat.core.errors", "bat.core.atomic", "bat.cli
                                                 "leaderboard", "list", "record", "run", "serve", "space", "verify"))}
 SPACE_MODULES = {"bat.core.arithmetic", "bat.core.benchmark", "bat.core.catalogue", "bat.core.commandspec",
                  "bat.core.constraint_groups", "bat.core.expressions", "bat.core.indexed_config", "bat.core.limits",
-                 "bat.core.space", "bat.core.spacefile", "bat.core.t1", "bat.benchmarks"}
+                 "bat.core.plugins", "bat.core.space", "bat.core.spacefile", "bat.core.t1", "bat.benchmarks"}
 
 
 def imported(args: list[str]) -> tuple[set[str], set[str]]:
