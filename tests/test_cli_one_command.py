@@ -3,15 +3,17 @@ the same usage errors as the group of every command."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import typer
 
 from bat.cli import _command, app
 
 
-def _run(command: object, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+def _run(command: Any, args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
     try:
-        command(args=args, standalone_mode=False, prog_name="bat")  # type: ignore[operator]  # a click command
+        command(args=args, standalone_mode=False, prog_name="bat")
     except typer.Exit:
         pass
     except Exception as exc:  # a usage error: its text is compared
@@ -25,12 +27,12 @@ def test_each_command_alone_helps_and_refuses_as_in_the_whole_group(name: str,
     whole = typer.main.get_command(app)
     alone = _command(name)
     assert alone is not _command("")  # a group of its own
-    assert list(alone.commands) == [name]  # type: ignore[attr-defined]  # a click group
+    assert list(alone.commands) == [name]
     for args in ([name, "--help"], [name, "--no-such-option"]):
         expected = _run(whole, args, capsys)
         assert expected[0] or expected[1]
         assert _run(alone, args, capsys) == expected
 
 
-def test_a_misspelt_command_is_told_every_name(capsys: pytest.CaptureFixture[str]) -> None:
-    assert set(_command("lst").commands) == {info.name for info in app.registered_commands}  # type: ignore[attr-defined]
+def test_a_misspelt_command_is_told_every_name() -> None:
+    assert set(_command("lst").commands) == {info.name for info in app.registered_commands}
