@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bat.core.catalogue import benchmark_names, benchmark_path
+from bat.core.catalogue import benchmark_names as benchmark_names  # re-exported: where importers find them
+from bat.core.catalogue import benchmark_path
 from bat.core.commandspec import CommandSpec, parse_command_section
 from bat.core.errors import SpaceSpecError, UnknownNameError
 from bat.core.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression

@@ -23,7 +23,8 @@ import numpy as np
 
 from bat.core import quarantine
 from bat.core.atomic import publish
-from bat.core.datasetmeta import META_KEY, DatasetMeta, check_regular, not_parquet, read_meta
+from bat.core.datasetmeta import META_KEY, check_regular, not_parquet, read_meta
+from bat.core.datasetmeta import DatasetMeta as DatasetMeta  # re-exported: where every importer finds it
 from bat.core.errors import DatasetError, InputLimitError, SpaceMismatchError, SpaceSpecError
 from bat.core.indexed_config import IndexedConfig
 from bat.core.limits import loads

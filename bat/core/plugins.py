@@ -8,10 +8,17 @@ from __future__ import annotations
 
 from functools import cache
 from importlib.metadata import EntryPoints, entry_points
+from typing import Protocol
+
+
+class _Selectable(Protocol):
+    """What ``entry_points()`` gives: SelectableGroups on Python 3.11, EntryPoints from 3.12; both select."""
+
+    def select(self, *, group: str) -> EntryPoints: ...
 
 
 @cache
-def _installed() -> EntryPoints:
+def _installed() -> _Selectable:
     return entry_points()
 
 
