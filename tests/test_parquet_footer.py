@@ -92,3 +92,22 @@ def test_a_parquet_file_without_our_key_is_named(tmp_path: Path) -> None:
     pq.write_table(pa.table({"n": [1, 2]}), path)
     with pytest.raises(DatasetError, match="no BAT metadata"):
         read_meta(path)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_damaged_footer_is_read_or_refused_never_a_crash(tmp_path: Path, data: st.DataObject) -> None:
+    """Bytes of a real footer changed at random: a dict of bytes, or a FooterError (no IndexError, no
+    RecursionError, no endless loop)."""
+    raw = SHIPPED[0].read_bytes()
+    length = int.from_bytes(raw[-8:-4], "little")
+    footer = bytearray(raw[-8 - length:-8])
+    for _ in range(data.draw(st.integers(1, 8))):
+        footer[data.draw(st.integers(0, length - 1))] = data.draw(st.integers(0, 255))
+    path = tmp_path / "damaged.parquet"
+    path.write_bytes(b"PAR1" + bytes(footer) + length.to_bytes(4, "little") + b"PAR1")
+    try:
+        found = key_value_metadata(path)
+    except FooterError:
+        return
+    assert all(isinstance(k, bytes) and isinstance(v, bytes) for k, v in found.items())
