@@ -31,17 +31,19 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bat.core import quarantine
-from bat.core.benchmark import Benchmark, load_benchmark
-from bat.core.dataset import Dataset, DatasetMeta
+from bat.core import plugins, quarantine
+from bat.core.datasetmeta import DatasetMeta, read_meta
 from bat.core.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
 from bat.core.limits import MAX_DATA_BYTES, regular_file
 from bat.core.tuner import Tuner, TunerEntry, parse_tuner_options
 from bat.core.userdata import datasets_dir
+
+if TYPE_CHECKING:  # the space engine and the dataset's rows load where a benchmark or a dataset is built
+    from bat.core.benchmark import Benchmark
+    from bat.core.dataset import Dataset
 
 #: GPU replayed when none is named: the one GPU with complete data for every shipped benchmark.
 DEFAULT_GPU = "RTX_3090"
@@ -54,7 +56,7 @@ BACKEND_GROUP = "bat.backends"
 @cache
 def _tuners() -> dict[str, TunerEntry]:
     table: dict[str, TunerEntry] = {}
-    for ep in entry_points(group=TUNER_GROUP):
+    for ep in plugins.group(TUNER_GROUP):
         try:
             obj = ep.load()
         except Exception as exc:  # a broken plugin is named, not a traceback
@@ -74,7 +76,7 @@ def _tuners() -> dict[str, TunerEntry]:
 
 @cache
 def _schemes() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=SCHEME_GROUP)}
+    return {ep.name: ep for ep in plugins.group(SCHEME_GROUP)}
 
 
 def scheme_names() -> list[str]:
@@ -195,7 +197,7 @@ def make_tuner(spec: str, options: list[str] | tuple[str, ...] = (), **overrides
 # -- backends ------------------------------------------------------------------------------
 @cache
 def _backends() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=BACKEND_GROUP)}
+    return {ep.name: ep for ep in plugins.group(BACKEND_GROUP)}
 
 
 def backend_names() -> list[str]:
@@ -230,7 +232,7 @@ USER_ROOT = "data"
 @cache
 def _shipped() -> tuple[tuple[str, Path], ...]:
     roots = []
-    for ep in entry_points(group=DATASET_GROUP):
+    for ep in plugins.group(DATASET_GROUP):
         spec = importlib.util.find_spec(ep.value)
         dirs = list(spec.submodule_search_locations or []) if spec else []
         if not dirs:
@@ -268,7 +270,7 @@ class DatasetEntry:
 def _entries_in(label: str, root: Path) -> list[DatasetEntry]:
     if not root.is_dir():
         return []
-    return [DatasetEntry(p, Dataset.read_meta(p), f"{label}/{p.relative_to(root).with_suffix('').as_posix()}")
+    return [DatasetEntry(p, read_meta(p), f"{label}/{p.relative_to(root).with_suffix('').as_posix()}")
             for p in sorted(root.rglob("*.parquet")) if p.is_file()]  # a FIFO or a folder is no dataset
 
 
@@ -345,7 +347,7 @@ def _resolve_dataset(ref: str | Path) -> DatasetEntry:
         for e in dataset_entries():
             if e.path.resolve() == path.resolve():
                 return e
-        return DatasetEntry(path, Dataset.read_meta(path), str(path))
+        return DatasetEntry(path, read_meta(path), str(path))
     text = str(ref).strip("/")
     every = dataset_entries()
     exact = [e for e in every if e.id == text]
@@ -360,6 +362,7 @@ def _resolve_dataset(ref: str | Path) -> DatasetEntry:
 def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Benchmark:
     """A benchmark as the command line names it: registered, a space file by path, or the name of
     imported datasets (whose stored space is used; ``gpu`` picks among them)."""
+    from bat.core.benchmark import load_benchmark
 
     try:
         return load_benchmark(name_or_path)
@@ -376,6 +379,8 @@ def datasets_of(bench: Benchmark) -> list[DatasetEntry]:
 
 def load_dataset(ref: str | Path, gpu: str | None = None) -> Dataset:
     """A dataset by file or id (``resolve_dataset``), or the one of a benchmark on ``gpu`` (``find_dataset``)."""
+    from bat.core.dataset import Dataset
+
     if gpu is None and (Path(ref).is_file() or Path(ref).suffix == ".parquet"
                         or any(e.id == str(ref).strip("/") or e.id.endswith("/" + str(ref).strip("/"))
                                for e in dataset_entries())):

@@ -10,7 +10,7 @@ import pytest
 from bad_input_builders import PNPOLY_DATA
 from fuzz_harness import cache_base, dataset_meta_base, ktt_base, run_cli, t4_base
 
-from bat.core.dataset import _META_TYPES, DatasetMeta
+from bat.core.datasetmeta import _META_TYPES, DatasetMeta
 from bat.core.errors import DatasetError
 
 

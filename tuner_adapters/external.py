@@ -21,16 +21,18 @@ import shutil
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from bat.core.atomic import check_output
 from bat.core.errors import TunerError
-from bat.core.problem import Problem
 from bat.core.tuner import Tuner, library_seed
 from bat.protocol.pacing import DEFAULT_IDLE_S, DEFAULT_REQUEST_S, Pacing
-from bat.protocol.server import Outcome, Session
+
+if TYPE_CHECKING:  # the protocol server and NumPy load when a run starts, not when `bat list` reads the summary
+    import numpy as np
+
+    from bat.core.problem import Problem
+    from bat.protocol.server import Outcome
 
 #: seconds a program gets to exit after its session ended, before it is killed
 EXIT_GRACE_S = 10.0
@@ -68,6 +70,8 @@ class ExternalTuner(Tuner):
         return {"command": text}
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        from bat.protocol.server import Session
+
         with contextlib.ExitStack() as stack:
             transcript = stack.enter_context(open(self.transcript, "w")) if self.transcript else None
             session = Session(problem, seed=library_seed(rng), transcript=transcript, pacing=self.pacing)

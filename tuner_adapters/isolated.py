@@ -45,19 +45,21 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from bat.core.errors import MissingDependencyError, TunerError
-from bat.core.problem import Problem
 from bat.core.tuner import CAPABILITIES, Tuner, library_seed
 from bat.protocol.pacing import DEFAULT_REQUEST_S, Pacing, PeerStalled, paced_lines
-from bat.protocol.server import Session
 from bat.registry import make_tuner
 from bat.tuner_adapters import grants
 from bat.tuner_adapters.sandbox import Sandbox
 from bat.tuner_adapters.tree_clock import CpuClock
+
+if TYPE_CHECKING:  # the protocol server and NumPy load when a run starts, not when `bat list` reads the summary
+    import numpy as np
+
+    from bat.core.problem import Problem
+    from bat.protocol.server import Session
 
 #: the longest request line accepted (bytes); a longer one is nonsense
 MAX_LINE = 8 << 20
@@ -114,6 +116,8 @@ class IsolatedTuner(Tuner):
         return {"spec": text}
 
     def tune(self, problem: Problem, rng: np.random.Generator) -> None:
+        from bat.protocol.server import Session
+
         scratch = _scratch(self.code)
         try:
             process, report = _start(self.argv, self.code, scratch)

@@ -32,13 +32,10 @@ __all__ = ["EXIT_FOUND", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_U
 
 DEBUG_FLAG, JSON_FLAG, QUIET_FLAGS = "--debug", "--json", ("--quiet", "-q")
 
-app = typer.Typer(
-    name="bat",
-    help="BAT: a benchmark suite for GPU kernel autotuners.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-)
+#: how the app is made: ``app``, and the one-command apps of ``_command``
+_APP: dict[str, Any] = {"name": "bat", "help": "BAT: a benchmark suite for GPU kernel autotuners.",
+                        "no_args_is_help": True, "add_completion": True, "pretty_exceptions_enable": False}
+app = typer.Typer(**_APP)
 
 
 def _print_version(value: bool) -> None:
@@ -131,25 +128,33 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-_COMMAND: dict[tuple[int, ...], Any] = {}
+_COMMAND: dict[tuple[Any, ...], Any] = {}
 
 
-def _command() -> Any:
+def _command(name: str) -> Any:
     """The click command typer builds from ``app``, built once per set of command callbacks (typer rebuilds
-    it on every call, reading every signature: most of the time of a short command line)."""
-    key = tuple(id(info.callback) for info in app.registered_commands)
+    it on every call, reading every signature: most of the time of a short command line). A command line that
+    names a command gets a group of that command alone (the others' signatures unread); any other (``bat``,
+    ``bat --help``, a misspelt name, which is told the names there are) gets every command."""
+    infos = [info for info in app.registered_commands if name and info.name == name] or app.registered_commands
+    key = (name if infos is not app.registered_commands else "", *(id(info.callback) for info in infos))
     if key not in _COMMAND:
         _COMMAND.clear()
         from bat.cli.options import refuse_empty_values
 
-        _COMMAND[key] = typer.main.get_command(app)
+        if infos is app.registered_commands:
+            _COMMAND[key] = typer.main.get_command(app)
+        else:
+            one = typer.Typer(**_APP)
+            one.registered_callback, one.registered_commands = app.registered_callback, infos
+            _COMMAND[key] = typer.main.get_command(one)
         refuse_empty_values(_COMMAND[key])  # an empty text value is refused by every command alike
     return _COMMAND[key]
 
 
 def _run(args: list[str], debug: bool) -> int:
-    try:
-        code = _command()(args=args, standalone_mode=False, prog_name="bat")  # typer.Exit's code comes back
+    try:  # typer.Exit's code comes back
+        code = _command(_command_name(args))(args=args, standalone_mode=False, prog_name="bat")
     except typer.Exit as exc:
         return exc.exit_code
     except _Interrupted as exc:  # a journalled run's (RunInterrupted) names its journal

@@ -130,7 +130,8 @@ def import_on_the_fly(ref: str, benchmark: str | None) -> Path | None:
     import hashlib
 
     from bat.cli.console import shown_path
-    from bat.core.dataset import Dataset, is_parquet
+    from bat.core.dataset import Dataset
+    from bat.core.datasetmeta import is_parquet
     from bat.core.limits import MAX_DATA_BYTES, regular_file
     from bat.core.userdata import dataset_file
     from bat.formats.importing import import_file

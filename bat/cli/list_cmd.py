@@ -53,11 +53,9 @@ def list_(what: What = typer.Argument(What.all, help="What to list."),
 
 
 def benchmarks_records() -> Records:
-    from bat.core.benchmark import benchmark_names, benchmark_path
-    from bat.core.spacefile import read_space_json
+    from bat.core.catalogue import benchmark_description, benchmark_names
 
-    return [{"name": name, "description": read_space_json(benchmark_path(name)).get("description", "")}
-            for name in benchmark_names()]  # no space is built
+    return [{"name": name, "description": benchmark_description(name)} for name in benchmark_names()]
 
 
 def benchmarks_table(records: Records) -> Table:

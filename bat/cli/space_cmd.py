@@ -46,8 +46,8 @@ def space(
     for col in ("benchmark", "parameters", "cardinality", "constrained", "published constrained"):
         t.add_column(col, justify="right" if col != "benchmark" else "left")
     spaces = []
-    for n in names:
-        b = _benchmark(n)
+    loaded = [_benchmark(n) for n in names]  # each space built once, for the table and the parameters
+    for b in loaded:
         pub = (b.published or {}).get("constrained")
         spaces.append({"benchmark": b.name, "parameters": len(b.space.names), "cardinality": b.space.cardinality,
                        "constrained": b.space.count_valid(), "published_constrained": pub
@@ -57,7 +57,7 @@ def space(
     console.print(t)
     doc: dict = {"spaces": spaces}
     if name:
-        b = _benchmark(name)
+        b = loaded[0]
         p = Table(title=markup("{} parameters", b.name))
         p.add_column("parameter")
         p.add_column("values")

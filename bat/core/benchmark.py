@@ -1,4 +1,4 @@
-"""Benchmarks: a space file with its directory, problem sizes, and the registry of benchmarks.
+"""Benchmarks: a space file with its directory, problem sizes and launch geometry (the registry: catalogue.py).
 
 A registered benchmark is a package holding ``space.json``, declared under the
 entry-point group ``bat.benchmarks`` (ours: ``benchmarks/<name>/``); any other
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bat.core.catalogue import benchmark_names as benchmark_names  # re-exported: where importers find them
+from bat.core.catalogue import benchmark_path
 from bat.core.commandspec import CommandSpec, parse_command_section
 from bat.core.errors import SpaceSpecError, UnknownNameError
 from bat.core.expressions import LAUNCH_FUNCTIONS, Expression, parse_expression
@@ -149,36 +151,6 @@ def _like_published(key: str, value: int | float, published: Any) -> int | float
     if value > MAX_INTEGER_SIZE:
         raise SpaceSpecError(f"problem size {key}: {value:g} is over the limit of {MAX_INTEGER_SIZE} (2^31 - 1)")
     return int(value)
-
-
-#: Entry-point group of benchmarks: ``name = "package.module"``, a package holding ``space.json``.
-BENCHMARK_GROUP = "bat.benchmarks"
-
-
-@cache
-def _registered() -> dict[str, str]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep.module for ep in entry_points(group=BENCHMARK_GROUP)}
-
-
-def benchmark_names() -> list[str]:
-    """Names of the registered benchmarks (entry-point group ``bat.benchmarks``)."""
-    return sorted(_registered())
-
-
-def benchmark_path(name: str) -> Path:
-    """The space file of a registered benchmark: ``space.json`` in its package's directory."""
-    import importlib.util
-
-    table = _registered()
-    if name not in table:
-        raise UnknownNameError("benchmark", name, sorted(table))
-    spec = importlib.util.find_spec(table[name])
-    dirs = list(spec.submodule_search_locations or []) if spec else []
-    if not dirs:
-        raise SpaceSpecError(f"benchmark {name}: package {table[name]} has no directory on disk")
-    return Path(dirs[0]) / "space.json"
 
 
 def _parse_launch(raw: dict[str, Any], space: SearchSpace, source: str

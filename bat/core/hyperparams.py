@@ -18,11 +18,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from bat.core.errors import TunerError
+
+if TYPE_CHECKING:  # NumPy loads where a value is checked or a grid made, not when tuners are listed
+    import numpy as np
 
 KINDS = {"int": int, "float": float, "bool": bool, "choice": str}
 
@@ -68,6 +69,8 @@ class HyperParam:
 
     def check(self, value: Any, where: str) -> Any:
         """``value`` as this option's type, inside its range; TunerError naming ``where`` otherwise."""
+        import numpy as np
+
         ok: Any = None
         if self.kind == "bool" and isinstance(value, bool):
             ok = value
@@ -95,6 +98,8 @@ class HyperParam:
         """``points`` values spread over the range (the whole domain for bool and choice), no repeats."""
         if self.domain:
             return list(self.domain)
+        import numpy as np
+
         assert self.low is not None and self.high is not None
         raw = np.geomspace(self.low, self.high, points) if self.log else np.linspace(self.low, self.high, points)
         values = [round(v) for v in raw] if self.kind == "int" else [float(v) for v in raw]

@@ -44,15 +44,17 @@ import typing
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from bat.core.ahead import WAITS, RunsAhead
 from bat.core.errors import InputLimitError, TunerError
 from bat.core.hyperparams import HyperParam, tuner_kwargs
 from bat.core.limits import loads
-from bat.core.problem import Problem
+
+if TYPE_CHECKING:  # annotations only: listing tuners loads neither NumPy nor the Problem
+    import numpy as np
+
+    from bat.core.problem import Problem
 
 
 @dataclass(frozen=True)
