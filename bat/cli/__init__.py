@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 _COMMAND: dict[tuple[Any, ...], Any] = {}
 
 
-def _command(name: str) -> Any:
+def _command(name: str = "") -> Any:
     """The click command typer builds from ``app``, built once per set of command callbacks (typer rebuilds
     it on every call, reading every signature: most of the time of a short command line). A command line that
     names a command gets a group of that command alone (the others' signatures unread); any other (``bat``,
