@@ -75,6 +75,7 @@ class Built:
     files: int
     tuners: int
     targets: int
+    transfer_studies: int
 
 
 #: the facts of each target's dataset (bat.leaderboard.provenance), an input of the pages like the results
@@ -129,7 +130,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(tmp)
     return Built(out, key_path, created, seal.public_hex(key), len(doc["files"]) + len(seal.SEAL_FILES),
-                 len(standings["tuners"]), len(standings["targets"]))
+                 len(standings["tuners"]), len(standings["targets"]), len(standings["transfer"]))
 
 
 def _seal(site: Path) -> tuple[bytes, str, str]:
@@ -233,4 +234,4 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
     standings = json.loads(derived["standings.json"])
     return {"site": str(site), "files": len(listed) + len(seal.SEAL_FILES), "sources": len(sources),
             "derived": len(derived), "tuners": len(standings["tuners"]), "targets": len(standings["targets"]),
-            "public_key": public}
+            "transfer_studies": len(standings["transfer"]), "public_key": public}
