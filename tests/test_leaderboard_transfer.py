@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_leaderboard import FIRST, RANDOM, _build, _one_error, _run, _sign_again, _verify
+from test_leaderboard import FIRST, RANDOM, _build, _one_error, _run, _sign_again, _verify, refusals
 
 from bat.cli import EXIT_FOUND, EXIT_OK, EXIT_USAGE, main
 from bat.leaderboard import seal
@@ -140,3 +140,18 @@ def test_a_transfer_study_of_another_shape_is_refused_in_one_line(folders, key, 
         _one_error(text)
         assert f"{name}/results.json" in text and why in text, text
         assert not (tmp_path / "new").exists() and not key.exists()
+
+
+def test_a_damaged_transfer_study_is_refused_never_a_crash(folders) -> None:
+    # each a SourceError (exit 2); any other exception fails the test
+    assert refusals(json.loads((folders["study"] / "results.json").read_text())) > 200
+
+
+@pytest.mark.filterwarnings("error::UserWarning")  # the empty ranking's figure is drawn without a warning
+def test_a_study_alone_builds_a_site_with_an_empty_campaign_ranking(folders, key, tmp_path, capsys) -> None:
+    site = tmp_path / "site"
+    out = _build([folders["study"]], site, capsys)
+    assert "0 tuners on 0 targets, 1 transfer studies" in out
+    standings = json.loads((site / "standings.json").read_text())
+    assert standings["overall"] == [] and len(standings["transfer"]) == 1
+    assert _verify(site, capsys, EXIT_OK).startswith("verified: ")
