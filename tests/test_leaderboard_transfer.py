@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_leaderboard import FIRST, RANDOM, _build, _one_error, _run, _sign_again, _verify, refusals
+from test_leaderboard import FIRST, RANDOM, _build, _Links, _one_error, _run, _sign_again, _verify, refusals
 
 from bat.cli import EXIT_FOUND, EXIT_OK, EXIT_USAGE, main
 from bat.leaderboard import seal
@@ -76,6 +76,12 @@ def test_a_transfer_study_gets_its_own_ranking_and_its_runs_are_sealed(folders, 
     assert text.count("Held out:") == sum(len(s["targets"]) for s in results["study"]["splits"])
     assert f'href="1-{slug("study")}.html"' in (site / "transfer" / "index.html").read_text()
     assert 'href="transfer/index.html"' in (site / "index.html").read_text()
+    tuners = (site / "tuner" / "index.html").read_text()
+    assert f'href="../transfer/1-{slug("study")}.html"' in tuners and "transfer:best" in tuners
+    for page in (*sorted((site / "transfer").glob("*.html")), site / "tuner" / "index.html"):
+        links = _Links()
+        links.feed(page.read_text())
+        assert links.targets and all((page.parent / t).resolve().is_file() for t in links.targets), page
     manifest = json.loads((site / seal.MANIFEST).read_text())
     assert len(manifest["transfer_runs"]) == len(results["runs"])
     assert {r["run_id"] for r in manifest["transfer_runs"]} == {r["meta"]["run_id"] for r in results["runs"]}

@@ -344,15 +344,19 @@ def _transfer_page(study: dict[str, Any]) -> str:
     return _page(f"Transfer study {study['source']}", body, 1)
 
 
+def _study_items(studies: list[dict[str, Any]], folder: str) -> str:
+    """A list of the transfer studies' pages (in ``folder``, relative to the linking page), each with its tuners."""
+    return "".join(f'<li><a href="{folder}{k}-{slug(study["source"])}.html">{escape(study["source"])}</a>: '
+                   + escape(", ".join(t["label"] for t in study["tuners"])) + "</li>"
+                   for k, study in enumerate(studies, start=1))
+
+
 def _transfer_pages(studies: list[dict[str, Any]], files: dict[str, str]) -> None:
-    items = []
     for k, study in enumerate(studies, start=1):
-        name = f"{k}-{slug(study['source'])}"
-        files[f"transfer/{name}.html"] = _transfer_page(study)
-        items.append(f'<li><a href="{name}.html">{escape(study["source"])}</a>: '
-                     + escape(", ".join(t["label"] for t in study["tuners"])) + "</li>")
+        files[f"transfer/{k}-{slug(study['source'])}.html"] = _transfer_page(study)
     files["transfer/index.html"] = _page("Transfer studies", _TRANSFER_NOTE + (
-        f"<ul>{''.join(items)}</ul>" if items else "<p>No transfer study among this site's inputs.</p>"), 1)
+        f"<ul>{_study_items(studies, '')}</ul>" if studies else "<p>No transfer study among this site's "
+                                                                   "inputs.</p>"), 1)
 
 
 def render(standings: dict[str, Any]) -> dict[str, str]:
@@ -381,7 +385,10 @@ def render(standings: dict[str, Any]) -> dict[str, str]:
         f'<li><a href="{slug(n)}.html">{escape(n)}</a></li>' for n in standings["targets"]) + "</ul>", 1)
     for label, t in standings["tuners"].items():
         files[f"tuner/{slug(label)}.html"] = _tuner_page(label, t)
+    studies = standings.get("transfer", [])
     files["tuner/index.html"] = _page("Tuners", "<ul>" + "".join(
-        f'<li><a href="{slug(n)}.html">{escape(n)}</a></li>' for n in standings["tuners"]) + "</ul>", 1)
-    _transfer_pages(standings.get("transfer", []), files)
+        f'<li><a href="{slug(n)}.html">{escape(n)}</a></li>' for n in standings["tuners"]) + "</ul>" + (
+        "<h2>Tuners of the transfer studies (given a prior, ranked on their own pages)</h2>"
+        f"<ul>{_study_items(studies, '../transfer/')}</ul>" if studies else ""), 1)
+    _transfer_pages(studies, files)
     return files
