@@ -58,8 +58,8 @@ def check(doc: Any, where: str) -> None:
     """TransferSourceError naming ``where`` and the field or row when ``doc`` is not a transfer study's results
     of ``SHAPE`` whose rows and scores hold for its runs (the module docstring)."""
     if found := mismatch(doc, SHAPE):
-        raise TransferSourceError(f"{where}: '{found[0]}' {found[1]}: not the results.json of bat compare "
-                                  "--study transfer")
+        raise TransferSourceError(f"{where}: '{found[0]}' {found[1]}: not the results.json of a transfer study "
+                                  "(bat compare --study transfer)")
     study = doc["study"]
     labels = {t["label"] for t in study["campaign"]["tuners"]}
     splits = {s["prior"]: {f"{t['benchmark']}/{t['gpu']}": t["sources"] for t in s["targets"]}
