@@ -19,8 +19,9 @@ reused from ``WORK``, so an interrupted build resumes):
    shipped dataset has) and the transfer tuners (step 2).
 2. ``bat compare --study transfer``: the transfer tuners and random search on
    the transfer study, same budget and repeats.
-3. ``bat leaderboard`` of step 1 into ``WORK/site`` (signed with
-   ``WORK/leaderboard.pem``) and ``bat leaderboard --verify`` of it.
+3. ``bat leaderboard`` of steps 1 and 2 into ``WORK/site`` (signed with
+   ``WORK/leaderboard.pem``; the transfer study on its own pages,
+   ``transfer/``) and ``bat leaderboard --verify`` of it.
 4. ``--standings FILE`` (default ``results/default-leaderboard/standings.json``): the
    overall ranking, the transfer study's scores per tuner, the commands, the
    wall time of each step, the date, the machine and its load average, and
@@ -80,6 +81,12 @@ def _bat(*args: str) -> float:
     start = time.perf_counter()
     subprocess.run(command, check=True)
     return time.perf_counter() - start
+
+
+def site_step(work: Path, site: Path) -> list[str]:
+    """The ``bat leaderboard`` command of step 3: the campaign and the transfer study of ``work`` into ``site``."""
+    return ["leaderboard", str(work / "campaign"), str(work / "transfer"), "--out", str(site), "--key",
+            str(work / "leaderboard.pem")]
 
 
 def _load() -> list[float]:
@@ -142,8 +149,7 @@ def main() -> None:
     site = args.work / "site"
     if site.exists():
         shutil.rmtree(site)
-    steps["site"] = ["leaderboard", str(args.work / "campaign"), "--out", str(site), "--key",
-                     str(args.work / "leaderboard.pem")]
+    steps["site"] = site_step(args.work, site)
     wall["site"] = round(_bat(*steps["site"]), 1)
     steps["verify"] = ["leaderboard", "--verify", str(site)]
     wall["verify"] = round(_bat(*steps["verify"]), 1)

@@ -205,7 +205,7 @@ CASES: list[Case] = [
     Case("leaderboard-other-schema", ("leaderboard", "cmp", "--out", "site"), "'methodology'",
          {"cmp/results.json": json.dumps({"campaign": {"tuners": [], "budgets": [8], "repeats": 2}, "cells": [],
                                           "runs": []})}),
-    Case("leaderboard-transfer-study", ("leaderboard", "cmp", "--out", "site"), "transfer study",
+    Case("leaderboard-transfer-study-of-another-shape", ("leaderboard", "cmp", "--out", "site"), "'study.floor'",
          {"cmp/results.json": json.dumps({"study": {"splits": [], "campaign": {}}, "rows": [], "runs": []})}),
     Case("leaderboard-key-in-site", ("leaderboard", "cmp", "--out", "site", "--key", "site/key.pem"), "--key",
          {"cmp/results.json": "{}"}),

@@ -321,8 +321,9 @@ def _paths(obj: object, prefix: tuple = ()) -> list[tuple]:
     return []
 
 
-def test_a_damaged_results_file_is_refused_never_a_crash(folders) -> None:
-    doc = json.loads((folders["a"] / "results.json").read_text())
+def refusals(doc: dict) -> int:
+    """How many damaged copies of the results ``doc`` (each key deleted, or set to a string, null, a list or -1)
+    are refused with SourceError; another exception fails the calling test."""
     refused = 0
     for path in _paths(doc):
         for bad in ("delete", "x", None, [], -1):
@@ -339,4 +340,9 @@ def test_a_damaged_results_file_is_refused_never_a_crash(folders) -> None:
                 render(derive([Source("a", b"", damaged)], {}))
             except SourceError:
                 refused += 1
-    assert refused > 300  # each a SourceError (exit 2); any other exception fails the test here
+    return refused
+
+
+def test_a_damaged_results_file_is_refused_never_a_crash(folders) -> None:
+    # each a SourceError (exit 2); any other exception fails the test
+    assert refusals(json.loads((folders["a"] / "results.json").read_text())) > 300

@@ -1,6 +1,6 @@
 """The leaderboard site in a real browser (Debian's headless Chromium), opened from disk (issue 40).
 
-Each kind of page (ranking, benchmark, GPU, target, tuner, budget) is loaded from a
+Each kind of page (ranking, benchmark, GPU, target, tuner, budget, transfer study) is loaded from a
 copy of the site with a probe script added at its end: after the load it
 reports every image's drawn width and the ranking's tuner order before and
 after a click on a column's button. Chromium logs the page's console on
@@ -80,7 +80,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browser")
     a = _run(root / "a", (RANDOM, FIRST), (("pnpoly", "RTX_3090"),))
     b = _run(root / "b", (RANDOM, GENETIC), (("convolution", "RTX_3090"),))
-    assert main(["leaderboard", str(a), str(b), "--out", str(root / "site"), "--key", str(root / "key.pem")]) == EXIT_OK
+    study = root / "study"  # a transfer study: the transfer pages
+    assert main(["compare", "--study", "transfer", "-t", "transfer:best,reference:random", "-b", "convolution_milo",
+                 "--budgets", "6", "-r", "2", "--no-plots", "-o", str(study)]) == EXIT_OK
+    assert main(["leaderboard", str(a), str(b), str(study), "--out", str(root / "site"), "--key",
+                 str(root / "key.pem")]) == EXIT_OK
     return root / "site"
 
 
@@ -108,6 +112,24 @@ def test_every_kind_of_page_loads_without_a_console_line_and_draws_its_figures(s
     assert index["before"] == ranking and len(index["images"]) == 1
     by_score = sorted(standings["overall"], key=lambda r: r["evaluations"]["score"])
     assert index["after"] == [r["tuner"] for r in by_score]  # one click: ascending by the score on evaluations
+
+
+def test_the_transfer_pages_load_without_a_console_line_and_name_every_tuner(site: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(site, copy)
+    (study,) = json.loads((site / "standings.json").read_text())["transfer"]
+    page = f"transfer/1-{slug(study['source'])}.html"
+    for name in ("transfer/index.html", page):
+        report, console = _probe(copy / name)
+        assert console == [], f"{name}: {console}"
+    # the first split's ranking, in its order, every tuner of the study in it; a click sorts it
+    ranking = [r["tuner"] for r in study["splits"][0]["ranking"]]
+    assert report["before"] == ranking and set(ranking) == {t["label"] for t in study["tuners"]}
+    by_score = sorted(study["splits"][0]["ranking"], key=lambda r: r["evaluations"]["score"])
+    assert report["after"] == [r["tuner"] for r in by_score]
+    shown = _chromium("--dump-dom", (site / page).resolve().as_uri()).stdout
+    for t in study["tuners"]:
+        assert f"<td>{t['label']}</td>" in shown
 
 
 def test_a_console_error_is_seen(site: Path, tmp_path: Path) -> None:

@@ -10,7 +10,9 @@ every link is relative, so the site opens from disk. Tables sort by a click
 or Enter on a column's button (``aria-sort`` says the order); colours follow
 the reader's light or dark preference. A target's convergence curves and
 ECDF are interactive (``bat.leaderboard.interactive``), its scores and the
-rankings' figures static SVG.
+rankings' figures static SVG. A transfer study gets its own page
+(``transfer/``): per split a ranking of its own, every tuner marked with
+whether it was given a prior.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def _page(title: str, body: str, depth: int, plots: bool = False) -> str:
     nav = " ".join(f'<a href="{up}{href}">{name}</a>' for name, href in
                    (("Ranking", "index.html"), ("Benchmarks", "benchmark/index.html"), ("GPUs", "gpu/index.html"),
                     ("Budgets", "budget/index.html"), ("Targets", "target/index.html"),
-                    ("Tuners", "tuner/index.html")))
+                    ("Tuners", "tuner/index.html"), ("Transfer", "transfer/index.html")))
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}: BAT leaderboard</title>"
@@ -275,6 +277,88 @@ def _tuner_page(label: str, t: dict[str, Any]) -> str:
     return _page(f"Tuner {label}", _facts(facts) + table, 1)
 
 
+_TRANSFER_NOTE = ("<p>A transfer study (<code>bat compare --study transfer</code>) tunes each GPU in turn (the "
+                  "held-out target) with the other GPUs' measured data of the same space as the tuner's prior "
+                  "(per split: all other GPUs, or one vendor's). A tuner given a prior is not ranked with the "
+                  "campaigns' tuners, which had none: each split has its own ranking by the methodology score over "
+                  "its held-out targets, with the study's bootstrap interval. The floor, random search, runs "
+                  "without a prior.</p>")
+
+
+def _goal_cell(g: dict[str, Any] | None, budget: int) -> tuple[str, Any]:
+    """Median evaluations to a goal with its interval; ``>B`` where censored at the budget B."""
+    if g is None:
+        return "-", ""
+
+    def shown(v: Any) -> str:
+        return "-" if v is None else (f">{budget}" if v > budget else f"{v:g}")
+
+    text = shown(g["median"]) + (f" [{shown(g['ci_low'])}, {shown(g['ci_high'])}]" if g["ci_low"] is not None
+                                 else "")
+    return escape(text + (f" ({g['censored']}/{g['runs']} censored)" if g["censored"] else "")), g["median"]
+
+
+def _gain_cell(g: dict[str, Any] | None, budget: int) -> tuple[str, Any]:
+    """Random search's exact median over the tuner's (above 1: the prior helped; ``<``: an upper bound, the
+    tuner's median censored at the budget)."""
+    if g is None or g["gain"] is None:
+        return "-", ""
+    return ("&lt;" if g["median"] > budget else "") + f"{g['gain']:.2f}x", g["gain"]
+
+
+def _transfer_page(study: dict[str, Any]) -> str:
+    prior = {t["label"]: t["prior"] for t in study["tuners"]}
+    given = {True: "yes", False: "no (the floor)"}
+    facts = [("results folder", study["source"]), ("results.json sha256", study["sha256"]),
+             ("budget (evaluations)", study["budget"]), ("repeats (seeds) per cell", study["repeats"]),
+             ("floor (no prior)", study["floor"] or None), ("censoring", study["censoring"]),
+             ("tuners", ", ".join(f"{t['label']} ({t['spec']}, prior: {given[t['prior']]})"
+                                  for t in study["tuners"]))]
+    body = _TRANSFER_NOTE + _facts(facts)
+    budget = study["budget"]
+    for split in study["splits"]:
+        body += (f"<h2>Prior: {escape(split['name'])}</h2>"
+                 + _table(["rank", "tuner", "prior given", "score on evaluations [95 % CI]",
+                           "score on time [95 % CI]", "rank on time", "targets"],
+                          [[(str(r["rank"]), r["rank"]), (escape(r["tuner"]), None),
+                            (given[prior.get(r["tuner"], True)], None), _score_cell(r["evaluations"]),
+                            _score_cell(r["time"]), (str(r["rank_time"]), r["rank_time"]),
+                            (str(r["evaluations"]["targets"]), r["evaluations"]["targets"])]
+                           for r in split["ranking"]]))
+        for t in split["targets"]:
+            goals = {lab: {g["goal"]: g for g in rows} for lab, rows in t["goals"].items()}
+            randoms = {g["goal"]: g["random_exact_median"] for rows in t["goals"].values() for g in rows}
+            exact = ", ".join(f"{goal:.2f}: {_fact(randoms.get(goal))}" for goal in study["goals"])
+            body += (f"<h3>Held out: {escape(t['target'])} (prior: "
+                     f"{escape(', '.join(t['sources']) or 'none')})</h3>"
+                     f"<p class=\"muted\">Random search's exact median evaluations to each goal: {escape(exact)}.</p>"
+                     + _table(["tuner", "prior given", "score on evaluations [95 % CI]", "score on time [95 % CI]",
+                               "runs", *(f"evaluations to {g:.2f} x optimum" for g in study["goals"]),
+                               *(f"gain at {g:.2f}" for g in study["goals"])],
+                              [[(escape(r["tuner"]), None), (given[prior.get(r["tuner"], True)], None),
+                                _score_cell(r["evaluations"]), _score_cell(r["time"]),
+                                (str(r["evaluations"].get("runs")), r["evaluations"].get("runs") or ""),
+                                *(_goal_cell(goals.get(r["tuner"], {}).get(g), budget) for g in study["goals"]),
+                                *(_gain_cell(goals.get(r["tuner"], {}).get(g), budget) for g in study["goals"])]
+                               for r in t["scores"]]))
+    return _page(f"Transfer study {study['source']}", body, 1)
+
+
+def _study_items(studies: list[dict[str, Any]], folder: str) -> str:
+    """A list of the transfer studies' pages (in ``folder``, relative to the linking page), each with its tuners."""
+    return "".join(f'<li><a href="{folder}{k}-{slug(study["source"])}.html">{escape(study["source"])}</a>: '
+                   + escape(", ".join(t["label"] for t in study["tuners"])) + "</li>"
+                   for k, study in enumerate(studies, start=1))
+
+
+def _transfer_pages(studies: list[dict[str, Any]], files: dict[str, str]) -> None:
+    for k, study in enumerate(studies, start=1):
+        files[f"transfer/{k}-{slug(study['source'])}.html"] = _transfer_page(study)
+    files["transfer/index.html"] = _page("Transfer studies", _TRANSFER_NOTE + (
+        f"<ul>{_study_items(studies, '')}</ul>" if studies else "<p>No transfer study among this site's "
+                                                                   "inputs.</p>"), 1)
+
+
 def render(standings: dict[str, Any]) -> dict[str, str]:
     """Every derived file of the site (path -> text); the figures' SVG are drawn from ``figures/*.json``."""
     files: dict[str, str] = {"assets/site.css": CSS, "assets/sort.js": SORT_JS, "assets/plots.js": interactive.PLOTS_JS,
@@ -301,6 +385,10 @@ def render(standings: dict[str, Any]) -> dict[str, str]:
         f'<li><a href="{slug(n)}.html">{escape(n)}</a></li>' for n in standings["targets"]) + "</ul>", 1)
     for label, t in standings["tuners"].items():
         files[f"tuner/{slug(label)}.html"] = _tuner_page(label, t)
+    studies = standings.get("transfer", [])
     files["tuner/index.html"] = _page("Tuners", "<ul>" + "".join(
-        f'<li><a href="{slug(n)}.html">{escape(n)}</a></li>' for n in standings["tuners"]) + "</ul>", 1)
+        f'<li><a href="{slug(n)}.html">{escape(n)}</a></li>' for n in standings["tuners"]) + "</ul>" + (
+        "<h2>Tuners of the transfer studies (given a prior, ranked on their own pages)</h2>"
+        f"<ul>{_study_items(studies, '../transfer/')}</ul>" if studies else ""), 1)
+    _transfer_pages(studies, files)
     return files

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bat.core.errors import BatError
-from bat.leaderboard.sources import Source, target_key
+from bat.leaderboard.sources import Source, campaigns, target_key
 from bat.registry import find_dataset
 
 FACTS = ("gpu_name", "driver", "toolkit", "date", "source", "licence")
@@ -24,6 +24,7 @@ FACTS = ("gpu_name", "driver", "toolkit", "date", "source", "licence")
 
 def dataset_facts(sources: Sequence[Source]) -> dict[str, dict[str, Any]]:
     """Per target (``benchmark/gpu``): the dataset's id, file digest and provenance, or why none was found."""
+    sources = campaigns(sources)  # a transfer study's targets are shown on its own pages, without these facts
     spaces: dict[str, str] = {}
     for s in sources:
         for run in s.doc["runs"]:

@@ -1,9 +1,10 @@
 """The seal of a leaderboard site: a manifest of sha256 digests, signed with Ed25519 (``cryptography``).
 
 ``manifest.json`` lists every file of the site (the stored results
-included) with its sha256, each source's name and digest, and what every
+included) with its sha256, each source's name and digest, what every
 sealed run recorded (dataset sha256, the tuner's code digest, BAT's
-version, options, seed, trace sha256).
+version, options, seed, trace sha256) and every transfer study's run (id,
+tuner, target, prior, seed, sha256 of its stored record).
 ``manifest.sig`` holds the Ed25519 signature of the manifest's bytes (hex),
 ``manifest.key`` the signer's public key (raw 32 bytes, hex). The private
 key is a PEM file (PKCS #8, unencrypted, mode 0600) that ``load_or_create_key``
@@ -84,12 +85,13 @@ def site_files(site: Path) -> list[str]:
                   if p.is_file() and p.relative_to(site).as_posix() not in SEAL_FILES)
 
 
-def manifest(site: Path, sources: list[dict[str, Any]], version: str,
-             sealed_runs: list[dict[str, Any]]) -> dict[str, Any]:
+def manifest(site: Path, sources: list[dict[str, Any]], version: str, sealed_runs: list[dict[str, Any]],
+             transfer_runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The manifest of ``site``: every file's digest, the sources, the digests each sealed run recorded
-    (``bat compare --sealed``) and the BAT version that built it."""
+    (``bat compare --sealed``), each transfer study's runs (identity, prior, sha256 of the record) and the BAT
+    version that built it."""
     return {"format": FORMAT, "bat_version": version, "sources": sources, "sealed_runs": sealed_runs,
-            "files": {name: digest(site / name) for name in site_files(site)}}
+            "transfer_runs": transfer_runs, "files": {name: digest(site / name) for name in site_files(site)}}
 
 
 def sign(data: bytes, key: Ed25519PrivateKey) -> str:

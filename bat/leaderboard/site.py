@@ -12,10 +12,12 @@ given); the manifest names only plain paths inside the site and the site holds
 no symbolic link; every file of the site is in the manifest (else partly signed) and
 every file the manifest lists has its digest; each stored results file is
 the one the manifest names (and holds, when sealed, the digests of every
-run as ``bat.leaderboard.sealed`` re-derives them: the trace hashes); the
-manifest's sealed runs are those the stored results record; and the standings, the figure inputs and the
-pages derived again from the stored results (and the stored facts of their
-datasets, ``data/targets.json``) are the site's, byte for byte.
+run as ``bat.leaderboard.sealed`` re-derives them: the trace hashes; a
+transfer study's rows count its stored runs, ``bat.leaderboard.transfer``);
+the manifest's sealed runs and transfer runs are those the stored results
+record; and the standings, the figure inputs and the pages derived again
+from the stored results (and the stored facts of their datasets,
+``data/targets.json``) are the site's, byte for byte.
 The first failure raises ``TamperedSiteError`` naming the file. The SVG
 figures are checked by their digests (they are drawn from the figure inputs,
 which are derived again), and so is Plotly's bundle (copied from the plotly
@@ -38,7 +40,15 @@ from bat.core.errors import BatError, OutputError
 from bat.core.limits import MAX_DATA_BYTES, check_kind, loads, read_bytes, regular_file
 from bat.leaderboard import figures, interactive, pages, seal
 from bat.leaderboard.provenance import dataset_facts
-from bat.leaderboard.sources import RESULTS, Source, SourceError, check_schema, read_source, sealed_runs
+from bat.leaderboard.sources import (
+    RESULTS,
+    Source,
+    SourceError,
+    check_schema,
+    read_source,
+    sealed_runs,
+    transfer_runs,
+)
 from bat.leaderboard.standings import derive
 
 
@@ -65,6 +75,7 @@ class Built:
     files: int
     tuners: int
     targets: int
+    transfer_studies: int
 
 
 #: the facts of each target's dataset (bat.leaderboard.provenance), an input of the pages like the results
@@ -108,7 +119,8 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
             if rel.startswith("figures/") and rel.endswith(".json") and json.loads(text)["kind"] == "scores":
                 figures.draw(json.loads(text), tmp / rel.replace(".json", ".svg"))
         doc = seal.manifest(tmp, [{"name": s.name, "path": _stored(k), "sha256": s.sha256}
-                                  for k, s in enumerate(sources, start=1)], version, sealed_runs(sources))
+                                  for k, s in enumerate(sources, start=1)], version, sealed_runs(sources),
+                            transfer_runs(sources))
         data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode()
         (tmp / seal.MANIFEST).write_bytes(data)
         (tmp / seal.SIGNATURE).write_text(seal.sign(data, key) + "\n", encoding="ascii")
@@ -118,7 +130,7 @@ def build(folders: list[Path], out: Path, key_path: Path, version: str) -> Built
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(tmp)
     return Built(out, key_path, created, seal.public_hex(key), len(doc["files"]) + len(seal.SEAL_FILES),
-                 len(standings["tuners"]), len(standings["targets"]))
+                 len(standings["tuners"]), len(standings["targets"]), len(standings["transfer"]))
 
 
 def _seal(site: Path) -> tuple[bytes, str, str]:
@@ -202,6 +214,8 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
         sources.append(source)
     if doc.get("sealed_runs", []) != sealed_runs(sources):
         raise TamperedSiteError(seal.MANIFEST, "its sealed runs' digests are not those the stored results record")
+    if doc.get("transfer_runs", []) != transfer_runs(sources):
+        raise TamperedSiteError(seal.MANIFEST, "its transfer runs are not those the stored transfer studies hold")
     try:
         datasets = loads(read_bytes(site / DATASETS, MAX_DATA_BYTES), DATASETS)
     except (OSError, ValueError) as exc:
@@ -220,4 +234,4 @@ def verify(site: Path, expect_key: str | None = None) -> dict[str, Any]:
     standings = json.loads(derived["standings.json"])
     return {"site": str(site), "files": len(listed) + len(seal.SEAL_FILES), "sources": len(sources),
             "derived": len(derived), "tuners": len(standings["tuners"]), "targets": len(standings["targets"]),
-            "public_key": public}
+            "transfer_studies": len(standings["transfer"]), "public_key": public}

@@ -4,9 +4,12 @@ A source is a folder holding the ``results.json`` that ``bat compare`` writes
 (``bat.analysis.compare.report``). It is read within the input limits
 (``bat.core.limits``) and checked for the fields a leaderboard reads: a
 campaign with its tuners and targets, and a methodology section with a score
-per (tuner, target, axis). A file of another schema (a transfer study's, a
-comparison run without the methodology score) is refused naming the file and
-the field.
+per (tuner, target, axis). A transfer study's (``bat compare --study
+transfer``, recognised by its ``study.splits``) is checked against its own
+shape (``bat.leaderboard.transfer``) and kept apart: its tuners ran with a
+prior, so they are ranked on the transfer pages, never merged into the
+cells. A file of another schema (a comparison run without the methodology
+score) is refused naming the file and the field.
 
 Sources merge by cell, a (tuner label, benchmark, GPU): a cell given by two
 folders is taken once when both hold the same runs (the same run ids and
@@ -27,6 +30,8 @@ from bat.core.errors import BatError
 from bat.core.limits import MAX_DATA_BYTES, loads, read_bytes
 from bat.leaderboard.schema import SHAPE, mismatch
 from bat.leaderboard.sealed import FORMAT, SealedError, check
+from bat.leaderboard.transfer import TransferSourceError, is_transfer, runs
+from bat.leaderboard.transfer import check as check_transfer
 
 RESULTS = "results.json"
 AXES = ("evaluations", "time")
@@ -48,6 +53,16 @@ class Source:
     def sha256(self) -> str:
         return hashlib.sha256(self.raw).hexdigest()
 
+    @property
+    def transfer(self) -> bool:
+        """Whether these are the results of a transfer study (``bat.leaderboard.transfer``)."""
+        return is_transfer(self.doc)
+
+
+def campaigns(sources: Sequence[Source]) -> list[Source]:
+    """The ``bat compare`` campaigns among ``sources`` (the transfer studies left out)."""
+    return [s for s in sources if not s.transfer]
+
 
 def read_source(folder: Path, name: str | None = None) -> Source:
     """The results of ``folder`` (or a ``results.json`` itself), checked for the fields a leaderboard reads."""
@@ -63,10 +78,13 @@ def read_source(folder: Path, name: str | None = None) -> Source:
 
 def check_schema(doc: Any, where: str) -> None:
     """SourceError naming ``where`` and the field when ``doc`` is not of the shape a leaderboard reads
-    (``bat.leaderboard.schema.SHAPE``)."""
-    if isinstance(doc, dict) and isinstance(doc.get("study"), dict) and "splits" in doc["study"]:
-        raise SourceError(f"{where}: the results of a transfer study (bat compare --study transfer): a leaderboard "
-                          "reads comparison campaigns only, not yet transfer studies")
+    (``bat.leaderboard.schema.SHAPE``, a transfer study's ``bat.leaderboard.transfer.SHAPE``)."""
+    if is_transfer(doc):
+        try:
+            check_transfer(doc, where)
+        except TransferSourceError as exc:
+            raise SourceError(str(exc)) from None
+        return
     if found := mismatch(doc, SHAPE):
         raise SourceError(f"{where}: '{found[0]}' {found[1]}: not the results.json of bat compare (a campaign "
                           "with the methodology score)")
@@ -87,7 +105,13 @@ def check_schema(doc: Any, where: str) -> None:
 def sealed_runs(sources: Sequence[Source]) -> list[dict[str, Any]]:
     """The recorded digests of every sealed run of ``sources`` (each with its source's name), as the manifest
     lists them."""
-    return [{"source": s.name, **r} for s in sources for r in s.doc.get("sealed", {}).get("runs", [])]
+    return [{"source": s.name, **r} for s in campaigns(sources) for r in s.doc.get("sealed", {}).get("runs", [])]
+
+
+def transfer_runs(sources: Sequence[Source]) -> list[dict[str, Any]]:
+    """Every stored run of the transfer studies of ``sources``, as the manifest lists them
+    (``bat.leaderboard.transfer.runs``)."""
+    return [r for s in sources if s.transfer for r in runs(s.name, s.doc)]
 
 
 def cell_runs(source: Source, label: str, benchmark: str, gpu: str) -> dict[str, str]:
@@ -108,6 +132,8 @@ def owners(sources: Sequence[Source]) -> dict[tuple[str, str, str], int]:
     tuners: dict[str, tuple[str, dict[str, Any], str]] = {}
     owner: dict[tuple[str, str, str], int] = {}
     for i, s in enumerate(sources):
+        if s.transfer:
+            continue
         for t in s.doc["campaign"]["tuners"]:
             declared = (t["spec"], t["options"])
             if t["label"] in tuners and tuners[t["label"]][:2] != declared:

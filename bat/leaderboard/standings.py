@@ -12,6 +12,14 @@ target comes from one folder and that folder's aggregate covers exactly
 those targets, the folder's own bootstrap interval (``exact``); otherwise a
 normal approximation, each target's interval read as mean +- z * se and the
 targets independent (``normal``), said next to the number.
+
+A transfer study (``bat.leaderboard.transfer``) is not merged into these
+rankings: its tuners were given other GPUs' data as a prior. ``transfer``
+holds, per study and per split (the prior rule), its own ranking by the
+study's methodology score over the split's held-out targets (the study's
+bootstrap interval), and per held-out target the scores, the median
+evaluations to each goal and the gain over random search's exact median, as
+the study computed them.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bat.leaderboard.curves import curves, ecdf
-from bat.leaderboard.sources import AXES, Source, owners, target_key
+from bat.leaderboard.sources import AXES, Source, campaigns, owners, target_key
 
 Interval = dict[str, Any]
 _Z = 1.959963984540054  # the two-sided 95 % quantile of the standard normal
@@ -104,6 +112,8 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
     targets: dict[str, dict[str, Any]] = {}
     tuners: dict[str, dict[str, Any]] = {}
     for i, s in enumerate(sources):
+        if s.transfer:
+            continue
         campaign, sealed = s.doc["campaign"], s.doc.get("sealed")
         for t in campaign["tuners"]:
             entry = tuners.setdefault(t["label"], {"spec": t["spec"], "options": t["options"], "sources": [],
@@ -166,11 +176,51 @@ def derive(sources: Sequence[Source], datasets: dict[str, dict[str, Any]]) -> di
                             if (label, *target_key(t)) in cells]
     return {
         "sources": [{"name": s.name, "sha256": s.sha256, "tuners": [t["label"] for t in s.doc["campaign"]["tuners"]],
-                     "targets": sorted(s.doc["methodology"]["targets"])} for s in sources],
+                     "targets": sorted(s.doc["methodology"]["targets"])} for s in campaigns(sources)],
         "overall": ranking(names),
         "benchmarks": {f: ranking([t for t in names if targets[t]["benchmark"] == f]) for f in families},
         "gpus": {g: ranking([t for t in names if targets[t]["gpu"] == g]) for g in gpus},
         "budgets": _by_budget(targets),
         "targets": targets,
         "tuners": tuners,
+        "transfer": [_transfer(s) for s in sources if s.transfer],
     }
+
+
+_GOAL_FIELDS = ("goal", "runs", "median", "ci_low", "ci_high", "censored", "random_exact_median", "gain")
+
+
+def _transfer(source: Source) -> dict[str, Any]:
+    """One transfer study's numbers: per split its ranking over the held-out targets and each target's scores
+    and evaluations to the goals (the module docstring)."""
+    doc = source.doc
+    study = doc["study"]
+    splits = []
+    for split in study["splits"]:
+        m = doc["methodology"].get(split["prior"])
+        if m is None:  # no target of this split had data
+            continue
+        ran = {lab: [n for n, t in m["targets"].items() if lab in t["scores"]] for lab in m["aggregate"]}
+        ranking = _ranking(sorted(ran), {lab: {axis: {**{k: m["aggregate"][lab][axis].get(k)
+                                                         for k in ("score", "ci_low", "ci_high")},
+                                                      "targets": len(ran[lab]), "interval": "exact"}
+                                               for axis in AXES} for lab in ran})
+        targets = []
+        for t in split["targets"]:
+            name = f"{t['benchmark']}/{t['gpu']}"
+            scores = m["targets"].get(name, {}).get("scores", {})
+            rows = [r for r in doc["rows"] if (r["split"], r["benchmark"], r["gpu"]) == (split["prior"],
+                                                                                          t["benchmark"], t["gpu"])]
+            targets.append({
+                "target": name, "sources": t["sources"],
+                "scores": _ranking(sorted(scores), {lab: {axis: {k: sc[axis].get(k) for k in ("score", "ci_low",
+                                                                                             "ci_high", "runs")}
+                                                          for axis in AXES} for lab, sc in scores.items()}),
+                "goals": {lab: [{k: r[k] for k in _GOAL_FIELDS} for r in rows if r["label"] == lab]
+                          for lab in sorted({r["label"] for r in rows})}})
+        splits.append({"prior": split["prior"], "name": split["name"], "ranking": ranking, "targets": targets})
+    return {"source": source.name, "sha256": source.sha256, "floor": study["floor"], "budget": study["budget"],
+            "repeats": study["campaign"]["repeats"], "goals": doc["goals"], "censoring": doc["censoring"],
+            "tuners": [{"label": t["label"], "spec": t["spec"], "options": t["options"],
+                        "prior": t["label"] != study["floor"]} for t in study["campaign"]["tuners"]],
+            "splits": splits}
