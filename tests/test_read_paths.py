@@ -23,7 +23,7 @@ CHECKER = "bat/core/limits.py"
 RAW_READS = {"open", "read_text", "read_bytes", "read_table", "read_schema", "read_parquet", "read_csv",
              "read_json", "ParquetFile", "read_metadata", "loadtxt", "genfromtxt"}
 #: calls that check a path's kind and size (bat.core.limits, or a thin wrapper of it)
-CHECKS = {"regular_file", "check_kind", "check_output", "check_output_folder", "_regular"}
+CHECKS = {"regular_file", "check_kind", "check_output", "check_output_folder", "check_regular"}
 
 #: why a path is not one a user gives -> the reads (file::function::call) that take it
 OWN_FILES: dict[str, tuple[str, ...]] = {
@@ -43,8 +43,12 @@ OWN_FILES: dict[str, tuple[str, ...]] = {
         "bat/cli/data_cmd.py::import_::read_json",
         "bat/formats/importing.py::_read::read_json",
     ),
-    "4 bytes of a path its callers found is_file()": ("bat/core/dataset.py::is_parquet::open",),
-    "64 bytes of a dataset its callers passed through _regular": ("bat/core/dataset.py::_not_parquet::open",),
+    "4 bytes of a path its callers found is_file()": ("bat/core/datasetmeta.py::is_parquet::open",),
+    "64 bytes of a dataset its callers passed through check_regular": ("bat/core/datasetmeta.py::not_parquet::open",),
+    "the footer of a dataset read_meta passed through check_regular": (
+        "bat/core/datasetmeta.py::_arrow_metadata::read_schema",
+        "bat/core/parquetfooter.py::key_value_metadata::open",
+    ),
     "gpu_specs.json, package data": ("bat/core/gpus.py::all_gpu_facts::read_text",),
     "/proc/PID/environ": ("bat/core/lifetime.py::tagged_pids::open",),
     "the installed distribution's direct_url.json": ("bat/core/userdata.py::_installed_dirs::read_text",),
