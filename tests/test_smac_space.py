@@ -9,7 +9,7 @@ import pytest
 
 from bat.core.space import Constraint, Parameter, SearchSpace
 from bat.testing.synthetic import constrained_space, tiny_space
-from bat.tuner_adapters.smac_space import configuration_space
+from bat.tuner_adapters.smac_space import MAX_CLAUSES_PER_PARAMETER, configuration_space
 
 #: found, not imported: ConfigSpace (and SciPy under it) loads in the tests, not when pytest collects this file
 pytestmark = pytest.mark.skipif(find_spec("ConfigSpace") is None,
@@ -55,3 +55,26 @@ def test_constants_and_problem_size_enter_the_clauses() -> None:
     rows = space.from_ids(np.arange(space.cardinality))
     np.testing.assert_array_equal(_forbidden(cs, space, rows), ~space.is_valid(rows))
     assert (~space.is_valid(rows)).sum() == 1
+
+
+def test_many_clauses_are_grouped_on_the_most_compact_parameter() -> None:
+    # grouped on the last parameter, ``flag``, this constraint takes one clause per violating (x, y): 216,
+    # far over MAX_CLAUSES_PER_PARAMETER times 3 hyper-parameters; grouped on x or y it takes at most 16
+    space = SearchSpace("stairs", [Parameter("x", tuple(range(1, 17))), Parameter("y", tuple(range(1, 17))),
+                                   Parameter("flag", (0, 1))], [Constraint("flag == 0 or x * y < 40")])
+    cs, _ = configuration_space(space, seed=0)
+    rows = space.from_ids(np.arange(space.cardinality))
+    assert (~space.is_valid(rows)).sum() > MAX_CLAUSES_PER_PARAMETER * 3
+    assert len(cs.forbidden_clauses) <= 16
+    np.testing.assert_array_equal(_forbidden(cs, space, rows), ~space.is_valid(rows))
+
+
+def test_few_clauses_keep_the_grouping_on_the_last_parameter() -> None:
+    # grouped on x this constraint would take 1 clause (y == 4, x in all); on the last parameter, y, 3 (one per
+    # x): kept, under the bound
+    space = SearchSpace("few", [Parameter("x", (1, 2, 3)), Parameter("y", (1, 2, 3, 4))],
+                        [Constraint("x >= 1 and y < 4")])
+    cs, _ = configuration_space(space, seed=0)
+    assert len(cs.forbidden_clauses) == 3
+    rows = space.from_ids(np.arange(space.cardinality))
+    np.testing.assert_array_equal(_forbidden(cs, space, rows), ~space.is_valid(rows))

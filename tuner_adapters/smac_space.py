@@ -15,6 +15,22 @@ Combinations that differ only in the last multi-valued parameter share one
 clause (``ForbiddenInClause`` on that parameter's values). A constraint whose
 sub-product is larger than ``max_product`` is left out; the adapter then
 answers its violations as rejections.
+
+The number of clauses is what SMAC's cost depends on: ConfigSpace samples
+configurations by rejection in batches of (clauses / hyper-parameters)^2 times
+the number it wants, and SMAC's random search asks for thousands per
+proposal. On the FAIR hub's ``convolution_milo`` the shared-memory
+constraint (five parameters) took 372 clauses grouped on its last parameter,
+393 in all for 10 hyper-parameters: batches of 1,544 times the request,
+about 20 million configurations built in a 25-evaluation run (72 to 86 s of
+CPU; bench/RESULTS.md, issue 45). So when the clauses outnumber the
+hyper-parameters more than ``MAX_CLAUSES_PER_PARAMETER`` times, each
+constraint's clauses are grouped on the parameter that gives it the fewest
+(52 for that constraint, 56 in all). They forbid the same configurations;
+only the batch size, and so SMAC's random draws, change. Below that bound
+the grouping stays on the last parameter, as before (the tuner battery's
+synthetic space has 8.4 clauses per hyper-parameter, GEMM 2.8, so their
+proposals are unchanged: tests/fixtures/traces/digests.json).
 """
 
 from __future__ import annotations
@@ -28,6 +44,8 @@ from bat.core.space import SearchSpace
 
 #: constraints over a sub-product larger than this are not expressed as forbidden clauses
 MAX_PRODUCT = 4096
+#: above this many clauses per hyper-parameter, each constraint's clauses are grouped on its most compact parameter
+MAX_CLAUSES_PER_PARAMETER = 10
 
 
 def configuration_space(space: SearchSpace, seed: int, *,
@@ -44,17 +62,17 @@ def configuration_space(space: SearchSpace, seed: int, *,
            else Constant(p.name, 0) for p, d in zip(space.parameters, default, strict=True)}
     if not valid:  # nothing to propose: leave every constraint to the adapter
         return _space(hps.values(), [], seed), [c.expr for c in space.constraints]
-    forbidden, unexpressed, seen = [], [], set()
+    violations, unexpressed = [], []
     for constraint, expr in zip(space.constraints, space.expressions, strict=True):
-        clauses = _violations(space, constraint, sorted(expr.names & set(space.names),
-                                                        key=space.names.index), hps, max_product)
-        if clauses is None:
+        found = _violations(space, constraint, sorted(expr.names & set(space.names), key=space.names.index),
+                            max_product)
+        if found is None:
             unexpressed.append(constraint.expr)
-            continue
-        for key, clause in clauses:
-            if key not in seen:
-                seen.add(key)
-                forbidden.append(clause)
+        else:
+            violations.append(found)
+    forbidden = _forbidden(violations, hps, compact=False)
+    if len(forbidden) > MAX_CLAUSES_PER_PARAMETER * len(hps):
+        forbidden = _forbidden(violations, hps, compact=True)
     return _space(hps.values(), forbidden, seed), unexpressed
 
 
@@ -67,17 +85,15 @@ def _space(hps: Iterable[Any], forbidden: list[Any], seed: int) -> Any:
     return cs
 
 
-def _violations(space: SearchSpace, constraint: Any, names: list[str], hps: dict[str, Any],
-                max_product: int) -> list[tuple[tuple, Any]] | None:
-    """(key, forbidden clause) pairs covering the value combinations that violate ``constraint``.
+def _violations(space: SearchSpace, constraint: Any, names: list[str],
+                max_product: int) -> tuple[list[str], np.ndarray] | None:
+    """The multi-valued parameters of ``constraint`` and their value-index rows that violate it.
 
     None when its sub-product exceeds ``max_product``. The space has a valid
     configuration, so a violation involves a multi-valued parameter.
     """
-    from ConfigSpace import ForbiddenAndConjunction, ForbiddenEqualsClause, ForbiddenInClause
-
     if not names:  # a constraint on constants alone holds (the space has a valid configuration)
-        return []
+        return [], np.zeros((0, 0), np.int64)
     params = [space.parameters[space.names.index(n)] for n in names]
     varying = [j for j, p in enumerate(params) if len(p.values) > 1]
     sub = SearchSpace(f"{space.name}:{constraint.expr}", params, [constraint],
@@ -85,13 +101,36 @@ def _violations(space: SearchSpace, constraint: Any, names: list[str], hps: dict
     if sub.cardinality > max_product:
         return None
     rows = sub.from_ids(np.arange(sub.cardinality))
-    bad = rows[~sub.is_valid(rows)][:, varying]
-    if len(bad) == 0:
-        return []
-    *lead, last = [params[j].name for j in varying]
+    return [params[j].name for j in varying], rows[~sub.is_valid(rows)][:, varying]
+
+
+def _forbidden(violations: list[tuple[list[str], np.ndarray]], hps: dict[str, Any], *, compact: bool) -> list[Any]:
+    """The clauses of every constraint's violations, each clause once (two constraints may share one)."""
+    forbidden, seen = [], set()
+    for names, bad in violations:
+        if len(bad) == 0:
+            continue
+        # rows that differ only in the grouped column share a clause: the last column, or with ``compact``
+        # the one that leaves the fewest distinct rest-rows (ties: the last)
+        group = len(names) - 1
+        if compact:
+            group = min(reversed(range(len(names))), key=lambda j: len(np.unique(np.delete(bad, j, axis=1), axis=0)))
+        for key, clause in _grouped(names, bad, group, hps):
+            if key not in seen:
+                seen.add(key)
+                forbidden.append(clause)
+    return forbidden
+
+
+def _grouped(names: list[str], bad: np.ndarray, group: int, hps: dict[str, Any]) -> list[tuple[tuple, Any]]:
+    """(key, clause) pairs forbidding the rows ``bad``, one clause per combination of the other columns."""
+    from ConfigSpace import ForbiddenAndConjunction, ForbiddenEqualsClause, ForbiddenInClause
+
+    lead = [n for j, n in enumerate(names) if j != group]
+    last = names[group]
     by_prefix: dict[tuple[int, ...], list[int]] = {}
     for row in bad.tolist():
-        by_prefix.setdefault(tuple(row[:-1]), []).append(row[-1])
+        by_prefix.setdefault(tuple(row[:group] + row[group + 1:]), []).append(row[group])
     out = []
     for prefix, values in by_prefix.items():
         tail = ForbiddenInClause(hps[last], values) if len(values) > 1 else ForbiddenEqualsClause(hps[last], values[0])
