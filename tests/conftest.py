@@ -21,8 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
-from outside_writes import snapshot, written
+from blas_pin import pin_openblas
+
+pin_openblas()  # before anything imports NumPy (tests/blas_pin.py)
+
+import pytest  # noqa: E402
+from outside_writes import snapshot, written  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "tests" / "fixtures" / "published"

@@ -75,3 +75,12 @@ def test_the_tuner_time_of_an_isolated_run_is_its_process_cpu_time():
     # charged at each proposal from the process's CPU clock: all of it but what it spent after its last proposal
     assert 0 < result.tuner_s <= report["tuner_cpu_s"] + 1e-9
     assert report["tuner_cpu_s"] - result.tuner_s < 0.05
+
+
+def test_the_exit_grace_stretches_with_the_load_not_below_its_idle_figure():
+    from bat.tuner_adapters.isolated import EXIT_GRACE_S, exit_grace_s
+
+    assert exit_grace_s(load=0.1, cpus=2) == EXIT_GRACE_S  # idle: the plain grace
+    assert exit_grace_s(load=2.0, cpus=2) == EXIT_GRACE_S  # every core busy once: still the plain grace
+    assert exit_grace_s(load=9.0, cpus=2) == pytest.approx(EXIT_GRACE_S * 4.5)  # a fifth of a core each
+    assert exit_grace_s() >= EXIT_GRACE_S

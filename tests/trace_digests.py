@@ -12,6 +12,7 @@ The recorded digests are ``tests/fixtures/traces/digests.json``, made by
 ``python tests/trace_digests.py`` (see the fixture's ``made_by``).
 """
 
+# ruff: noqa: E402 (OpenBLAS is pinned before NumPy loads)
 from __future__ import annotations
 
 import hashlib
@@ -19,6 +20,10 @@ import json
 import sys
 from functools import cache
 from pathlib import Path
+
+from blas_pin import pin_openblas
+
+pin_openblas()  # run as a script: the kernels the test run takes (tests/blas_pin.py)
 
 import pandas as pd
 

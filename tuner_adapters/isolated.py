@@ -69,7 +69,8 @@ MAX_ERRORS = 100
 KEEP_ENV = ("PATH", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE", "OMP_NUM_THREADS")
 #: the supervisor script (standard library only, run by file)
 REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
-#: seconds the tuner gets to exit on its own once its session ended, then the supervisor ends it
+#: seconds of a whole CPU the tuner gets to exit on its own once its session ended, then the supervisor ends
+#: it (``exit_grace_s``: more wall seconds on a machine busier than its cores)
 EXIT_GRACE_S = 2.0
 #: seconds the supervisor gets to end the tree
 END_GRACE_S = 10.0
@@ -148,7 +149,7 @@ class IsolatedTuner(Tuner):
             raise TunerError(f"isolate:{self.spec} {what or ended_how} before its hello; its error output, if "
                              "any, is above")
         if not what and ended.status is None:
-            what = f"did not exit within {EXIT_GRACE_S:g} s of its session's end (ended)"
+            what = f"did not exit within {ended.grace_s:.3g} s of its session's end (ended)"
         elif not what and ended.status != 0:
             what = f"exited with status {ended.status} after {outcome.requests} requests"
         if what:
@@ -200,6 +201,7 @@ class Ended:
     left: list[dict[str, Any]]  # the first MAX_LISTED of them (bat.tuner_adapters.reaper)
     left_count: int
     cpu_s: float
+    grace_s: float  # the wall seconds it was given to exit on its own (``exit_grace_s``)
 
 
 def _scratch(code: grants.CodeGrant) -> Path:
@@ -236,7 +238,8 @@ def _finish(process: subprocess.Popen, report: int) -> Ended:
     for stream in (process.stdin, process.stdout):
         with contextlib.suppress(OSError):
             stream.close()
-    rusage = _wait4(process, EXIT_GRACE_S)
+    grace = exit_grace_s()
+    rusage = _wait4(process, grace)
     if rusage is None:  # still running: the supervisor ends the tree
         with contextlib.suppress(ProcessLookupError):
             process.send_signal(signal.SIGTERM)
@@ -248,7 +251,18 @@ def _finish(process: subprocess.Popen, report: int) -> Ended:
     said = _said(report, process)
     assert rusage is not None
     cpu = rusage.ru_utime + rusage.ru_stime - float(said["supervisor_cpu_s"])
-    return Ended(status=said["status"], left=said["left"], left_count=said["left_count"], cpu_s=max(0.0, cpu))
+    return Ended(status=said["status"], left=said["left"], left_count=said["left_count"], cpu_s=max(0.0, cpu),
+                 grace_s=grace)
+
+
+def exit_grace_s(load: float | None = None, cpus: int | None = None) -> float:
+    """Wall seconds a tuner gets to exit after its session: ``EXIT_GRACE_S`` of a whole CPU, stretched by how
+    much busier than its cores the machine is (1-minute load average over CPUs, at least 1). An interpreter
+    with SMAC and scikit-learn loaded takes about a second of CPU to exit; at a load of 9 on 2 cores it gets
+    a fifth of a core, and a fixed 2 s would call a well-behaved tuner misbehaving."""
+    load = os.getloadavg()[0] if load is None else load
+    cpus = (os.cpu_count() or 1) if cpus is None else cpus
+    return EXIT_GRACE_S * max(1.0, load / cpus)
 
 
 def _said(report: int, process: subprocess.Popen) -> dict[str, Any]:
