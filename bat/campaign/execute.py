@@ -7,14 +7,17 @@ tuner (``TunerSpec.slow``: a model fit per step) a chunk of its own and
 groups quick runs of the same target into chunks of about equal cost, about
 ``CHUNKS_PER_WORKER`` chunks per worker, so that the workers stay busy to
 the end and a quick run costs no round trip of its own. ``execute_chunk``
-runs a chunk in a worker and encodes its runs there (``RunRecord.encode``);
+runs a chunk in a worker and encodes its runs there, together (``encode_runs``);
 the driver, ``run_campaign``, only inserts the bytes into the campaign's
 store (``store.RunStore``: one SQLite file, a transaction per chunk) and
 counts progress, so it takes almost no CPU from the workers.
 
-Executors: ``workers == 1`` runs in this process, storing each run as it
-finishes. Otherwise a ``multiprocessing`` pool of ``workers`` processes that
-live for the whole campaign, forked from this one once it has loaded the
+Executors: ``workers == 1`` runs in this process, storing its finished runs
+together every ``FLUSH_RUNS`` runs or ``FLUSH_S`` seconds (one encoding and
+one transaction for many runs: a ``kill -9`` loses at most the runs of the
+last second; an exception, Ctrl-C included, stores every finished run).
+Otherwise a ``multiprocessing`` pool of ``workers`` processes that live for
+the whole campaign, forked from this one once it has loaded the
 campaign's datasets (so they start with its modules and data in memory;
 spawned where forking is not safe, ``forked.fork_is_safe``, and then each
 loads a dataset the first time a run needs it and keeps it,
@@ -56,7 +59,7 @@ import pandas as pd
 
 from bat.campaign.design import Campaign, RunSpec
 from bat.campaign.forked import fork_is_safe
-from bat.campaign.store import FILE_NAME, Encoded, RunRecord, RunStore
+from bat.campaign.store import FILE_NAME, Encoded, RunRecord, RunStore, encode_runs
 from bat.core.errors import DatasetError, MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
@@ -71,6 +74,9 @@ if TYPE_CHECKING:
 SLOW_WEIGHT = 50
 #: chunks planned per worker: enough to keep every worker busy to the end
 CHUNKS_PER_WORKER = 8
+#: runs in this process are stored together, every FLUSH_RUNS runs or FLUSH_S seconds, whichever comes first
+FLUSH_RUNS = 64
+FLUSH_S = 1.0
 
 _TARGETS: dict[tuple[str, str, str, str, tuple[str, ...]], Target] = {}
 
@@ -115,11 +121,7 @@ def execute_run(spec: RunSpec) -> RunRecord:
                        tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
                        parallelism=Parallelism(spec.tuner.compile_workers, spec.devices),
                        timeout_factor=spec.timeout_factor)
-    trace = result.trace
-    params = list(target.space.names)
-    per_budget = {}
-    for b in spec.budgets:
-        per_budget[str(b)] = _budget_result(trace, params, b, target, spec, result.best_known_ms)
+    per_budget = _budget_results(result.trace, list(target.space.names), target, spec, result.best_known_ms)
     meta = {
         **result.trace_meta,
         "run_id": spec.run_id,
@@ -133,23 +135,42 @@ def execute_run(spec: RunSpec) -> RunRecord:
         "task_cpu_s": time.process_time() - cpu,
         "spec": asdict(spec),
     }
-    return RunRecord(meta, trace)
+    return RunRecord(meta, result.trace)
 
 
-def _budget_result(trace: pd.DataFrame, params: list[str], budget: int, target: Target,
-                   spec: RunSpec, best_known: float | None) -> dict[str, Any]:
-    charged = np.flatnonzero(trace["charged"].to_numpy(dtype=bool))[:budget]  # positions, on numpy: per run
-    ok = charged[trace["status"].to_numpy()[charged] == "ok"]
+def _budget_results(trace: pd.DataFrame, params: list[str], target: Target, spec: RunSpec,
+                    best_known: float | None) -> dict[str, dict[str, Any]]:
+    """The run's result per budget of ``spec``; the trace's columns are read once, on numpy (per run)."""
+    columns = _Columns(charged=np.flatnonzero(trace["charged"].to_numpy(dtype=bool)),  # positions
+                       ok=trace["status"].to_numpy() == "ok", objective=trace["objective_ms"].to_numpy(dtype=float),
+                       params={p: trace.columns.get_loc(p) for p in params})
+    return {str(b): _budget_result(trace, columns, b, target, spec, best_known) for b in spec.budgets}
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """What the per-budget results read of a trace: its charged rows' positions, which rows are ``ok``, the
+    objective, and each parameter's column position."""
+
+    charged: np.ndarray
+    ok: np.ndarray
+    objective: np.ndarray
+    params: dict[str, Any]
+
+
+def _budget_result(trace: pd.DataFrame, columns: _Columns, budget: int, target: Target, spec: RunSpec,
+                   best_known: float | None) -> dict[str, Any]:
+    charged = columns.charged[:budget]
+    ok = charged[columns.ok[charged]]
     out: dict[str, Any] = {"evaluations": len(charged), "best_ms": None, "config": None,
                            "rel_perf": 0.0, "remeasured_ms": None, "rel_perf_remeasured": None}
     if len(ok) == 0 or best_known is None:
         if spec.remeasure:
             out["rel_perf_remeasured"] = 0.0
         return out
-    objective = trace["objective_ms"].to_numpy(dtype=float)
-    row = int(ok[np.nanargmin(objective[ok])])  # the first of the best, as pandas' idxmin
-    config = {p: _plain(trace[p].iat[row]) for p in params}
-    best = float(objective[row])
+    row = int(ok[np.nanargmin(columns.objective[ok])])  # the first of the best, as pandas' idxmin
+    config = {p: _plain(trace.iat[row, j]) for p, j in columns.params.items()}
+    best = float(columns.objective[row])
     if spec.noise != "none" and target.dataset is not None:
         # the tuner chose by a noisy observation; the run is judged by the recorded objective
         out["observed_ms"] = best
@@ -195,7 +216,7 @@ class CampaignRun:
 
 def execute_chunk(specs: list[RunSpec]) -> list[Encoded]:
     """Run ``specs`` one after the other in this (worker) process; return them encoded for the store."""
-    return [execute_run(spec).encode() for spec in specs]
+    return encode_runs([execute_run(spec) for spec in specs])
 
 
 def run_cost(spec: RunSpec) -> float:
@@ -286,14 +307,19 @@ def run_specs(
             progress(finished, total)
         serial = live or (workers <= 1 and scheduler is None)
         if serial:
-            for spec in todo:
-                record = execute_run(spec)
-                encoded = record.encode()
-                store.write([encoded])
-                fresh[record.run_id] = RunRecord(json.loads(encoded[1]), record.trace)
-                finished += 1
-                if progress:
-                    progress(finished, total)
+            batch: list[RunRecord] = []
+            flushed = time.monotonic()
+            try:
+                for spec in todo:
+                    batch.append(execute_run(spec))
+                    finished += 1
+                    if len(batch) >= FLUSH_RUNS or time.monotonic() - flushed >= FLUSH_S:
+                        _store(store, batch, fresh)
+                        batch, flushed = [], time.monotonic()
+                    if progress:
+                        progress(finished, total)
+            finally:  # an exception, Ctrl-C included, keeps every finished run
+                _store(store, batch, fresh)
         elif todo:
             chunks = plan_chunks(todo, workers)
             helper = _Alongside(alongside)
@@ -333,6 +359,17 @@ class _Alongside:
             work()
         except Exception:  # computed again where it is needed, and reported there
             return
+
+
+def _store(store: RunStore, records: list[RunRecord], fresh: dict[str, RunRecord]) -> None:
+    """Store ``records`` (encoded together, in one transaction) and keep each in ``fresh`` as it will be read back
+    (its metadata through JSON)."""
+    if not records:
+        return
+    rows = encode_runs(records)
+    store.write(rows)
+    fresh.update((row[0], RunRecord(json.loads(row[1]), record.trace))
+                 for row, record in zip(rows, records, strict=True))
 
 
 def _init_worker(parent_pid: int) -> None:
