@@ -134,56 +134,77 @@ class RunRecord:
         return cls(meta, table.to_pandas())
 
 
-def encode_runs(records: list[RunRecord]) -> list[Encoded]:
-    """Runs as they are stored, encoded together: their traces cost one conversion to Arrow (``encode_traces``)."""
-    blobs = iter(encode_traces([r.trace for r in records if r._encoded is None]))
+def encode_runs(records: list[RunRecord], stacked: list[Stacked] | None = None) -> list[Encoded]:
+    """Runs as they are stored, encoded together: their traces cost one conversion to Arrow (``encode_traces``;
+    ``stacked``: the fresh traces already stacked, ``stack``)."""
+    blobs = iter(encode_traces([r.trace for r in records if r._encoded is None], stacked))
     return [(r.run_id, json.dumps(r.meta, sort_keys=True, default=str),
              next(blobs) if r._encoded is None else r._encoded) for r in records]
 
 
-def encode_traces(frames: list[pd.DataFrame]) -> list[bytes]:
+#: traces stacked into one frame: their positions in the list stacked, and the frame (``stack``)
+Stacked = tuple[list[int], "pd.DataFrame"]
+
+
+def stack(frames: list[pd.DataFrame]) -> list[Stacked]:
+    """``frames`` grouped by columns and types (so concatenating converts nothing), each group concatenated."""
+    import pandas as pd
+
+    groups: dict[tuple[tuple[object, ...], tuple[object, ...]], list[int]] = {}
+    for i, frame in enumerate(frames):
+        groups.setdefault((tuple(frame.columns.tolist()), tuple(frame.dtypes)), []).append(i)
+    return [(members, pd.concat([frames[i] for i in members], ignore_index=True) if len(members) > 1
+             else frames[members[0]]) for members in groups.values()]
+
+
+def encode_traces(frames: list[pd.DataFrame], stacked: list[Stacked] | None = None) -> list[bytes]:
     """Traces as Arrow IPC streams (columns in order; no pandas metadata needed to read one back).
 
-    Traces of the same columns and types are converted to Arrow together, as one table, which costs about what
-    one trace does; each stream is then that table's schema, the trace's rows of it and the end-of-stream mark.
-    Together only where that gives each trace the Arrow types it has alone: traces with rows, whose columns are
-    numbers, booleans or text (not ``object``, whose Arrow type depends on the values), text without a gap.
+    Traces of the same columns and types are converted to Arrow together, as one table (``stack``; given as
+    ``stacked`` where the caller has it), which costs about what one trace does; each stream is then that
+    table's schema, the trace's rows of it and the end-of-stream mark. Together only where that gives each
+    trace the Arrow types it has alone: traces with rows, whose columns are numbers, booleans or text (not
+    ``object``, whose Arrow type depends on the values), text without a gap.
     """
-    groups: dict[object, list[int]] = {}
-    for i, frame in enumerate(frames):
-        dtypes = tuple(frame.dtypes)
-        typed = len(frame) > 0 and all(_typed(d) for d in dtypes)
-        groups.setdefault((tuple(frame.columns.tolist()), dtypes) if typed else i, []).append(i)
     out: list[bytes] = [b""] * len(frames)
-    for members in groups.values():
-        for i, blob in zip(members, _streams([frames[i] for i in members]), strict=True):
+    for members, whole in stacked if stacked is not None else stack(frames):
+        parts = [frames[i] for i in members]
+        if len(members) == 1 or _joinable(parts, whole):
+            blobs = _streams(parts, whole)
+        else:
+            blobs = [_streams([part], part)[0] for part in parts]
+        for i, blob in zip(members, blobs, strict=True):
             out[i] = blob
     return out
 
 
-def _typed(dtype: object) -> bool:
+def _joinable(parts: list[pd.DataFrame], whole: pd.DataFrame) -> bool:
     import numpy as np
     import pandas as pd
 
-    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind in "biuf")
+    if not all(len(part) for part in parts):
+        return False
+    for column in whole.columns:
+        values = whole[column]
+        if isinstance(values.dtype, pd.StringDtype):
+            if values.hasnans:  # alone, an all-missing text column would have another Arrow type
+                return False
+        elif not (isinstance(values.dtype, np.dtype) and values.dtype.kind in "biuf"):
+            return False
+    return True
 
 
-def _streams(frames: list[pd.DataFrame]) -> list[bytes]:
-    """Streams of ``frames`` (all of the same columns and types) converted together; one by one where a text
-    column has a gap (alone, an all-missing column would have another Arrow type)."""
-    import pandas as pd
+def _streams(parts: list[pd.DataFrame], whole: pd.DataFrame) -> list[bytes]:
+    """The streams of ``parts``, the consecutive rows of ``whole``, converted to Arrow once."""
     import pyarrow as pa
 
-    whole = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    columns = [whole[c] for c in whole.columns]
-    if len(frames) > 1 and any(isinstance(c.dtype, pd.StringDtype) and c.hasnans for c in columns):
-        return [blob for frame in frames for blob in _streams([frame])]
-    batch = pa.RecordBatch.from_arrays([pa.array(c.to_numpy()) for c in columns], names=[str(c) for c in whole.columns])
+    names = [str(c) for c in whole.columns.tolist()]
+    batch = pa.RecordBatch.from_arrays([pa.array(whole[c].to_numpy()) for c in whole.columns], names=names)
     schema = batch.schema.serialize().to_pybytes()
     out, start = [], 0
-    for frame in frames:
-        out.append(schema + batch.slice(start, len(frame)).serialize().to_pybytes() + _END_OF_STREAM)
-        start += len(frame)
+    for part in parts:
+        out.append(schema + batch.slice(start, len(part)).serialize().to_pybytes() + _END_OF_STREAM)
+        start += len(part)
     return out
 
 
