@@ -1,7 +1,9 @@
 """Executing a campaign: in this process, on a pool of local worker processes, or on Dask.
 
 ``execute_run`` runs one tuner on one target and returns a ``RunRecord``
-(trace plus per-budget results). Work goes out in chunks: ``plan_chunks``
+(trace plus per-budget results): ``run_one`` runs it, ``summarise`` gives
+runs their per-budget results, many at once (their traces stacked into one
+frame, ``store.stack``, which the encoding reuses). Work goes out in chunks: ``plan_chunks``
 orders the runs by estimated cost, longest first, gives each run of a slow
 tuner (``TunerSpec.slow``: a model fit per step) a chunk of its own and
 groups quick runs of the same target into chunks of about equal cost, about
