@@ -25,8 +25,8 @@ wall over the 2-worker wall.
 
 The code measured is whatever ``bat`` imports: to measure another checkout
 (e.g. the commit before a change) put it first on ``PYTHONPATH``; the
-script uses only what both versions have (``bat.cli.main``,
-``bat.campaign.execute.execute_run``).
+script uses only what both versions have (``bat.cli.main``, and
+``bat.campaign.execute.run_one`` or, before it, ``execute_run``).
 
 Usage: ``python bench/reference_campaign.py [--budgets 25,50,100] [--repeats 2] [--modes 1,2,dask]``.
 Run it with a bytecode cache (unset PYTHONDONTWRITEBYTECODE; set PYTHONPYCACHEPREFIX).
@@ -75,9 +75,11 @@ def child(mode: str, budgets: str, repeats: int) -> None:
 
     per_tuner: dict[str, dict[str, float]] = collections.defaultdict(lambda: collections.Counter())
     if mode == "1":
-        run = execute.execute_run
+        # the run alone: run_one where runs are summarised at store time (issue 45), execute_run before
+        name = "run_one" if hasattr(execute, "run_one") else "execute_run"
+        run = getattr(execute, name)
 
-        def measured(spec):  # the same wrapper whatever version of execute_run is measured
+        def measured(spec):  # the same wrapper whatever version is measured
             resettable = _rss_peak_reset()
             start, cpu = time.perf_counter(), time.process_time()
             record = run(spec)
@@ -89,7 +91,7 @@ def child(mode: str, budgets: str, repeats: int) -> None:
                 stats["peak_mib"] = max(stats["peak_mib"], _rss_peak_mib())
             return record
 
-        execute.execute_run = measured
+        setattr(execute, name, measured)
     with tempfile.TemporaryDirectory() as tmp:
         args = compare_args(budgets, repeats, Path(tmp) / "out")
         if mode == "dask":

@@ -1,20 +1,25 @@
 """Executing a campaign: in this process, on a pool of local worker processes, or on Dask.
 
 ``execute_run`` runs one tuner on one target and returns a ``RunRecord``
-(trace plus per-budget results). Work goes out in chunks: ``plan_chunks``
+(trace plus per-budget results): ``run_one`` runs it, ``summarise`` gives
+runs their per-budget results, many at once (their traces stacked into one
+frame, ``store.stack``, which the encoding reuses). Work goes out in chunks: ``plan_chunks``
 orders the runs by estimated cost, longest first, gives each run of a slow
 tuner (``TunerSpec.slow``: a model fit per step) a chunk of its own and
 groups quick runs of the same target into chunks of about equal cost, about
 ``CHUNKS_PER_WORKER`` chunks per worker, so that the workers stay busy to
 the end and a quick run costs no round trip of its own. ``execute_chunk``
-runs a chunk in a worker and encodes its runs there (``RunRecord.encode``);
+runs a chunk in a worker and encodes its runs there, together (``encode_runs``);
 the driver, ``run_campaign``, only inserts the bytes into the campaign's
 store (``store.RunStore``: one SQLite file, a transaction per chunk) and
 counts progress, so it takes almost no CPU from the workers.
 
-Executors: ``workers == 1`` runs in this process, storing each run as it
-finishes. Otherwise a ``multiprocessing`` pool of ``workers`` processes that
-live for the whole campaign, forked from this one once it has loaded the
+Executors: ``workers == 1`` runs in this process, storing its finished runs
+together every ``FLUSH_RUNS`` runs or ``FLUSH_S`` seconds (one encoding and
+one transaction for many runs: a ``kill -9`` loses at most the runs of the
+last second; an exception, Ctrl-C included, stores every finished run).
+Otherwise a ``multiprocessing`` pool of ``workers`` processes that live for
+the whole campaign, forked from this one once it has loaded the
 campaign's datasets (so they start with its modules and data in memory;
 spawned where forking is not safe, ``forked.fork_is_safe``, and then each
 loads a dataset the first time a run needs it and keeps it,
@@ -52,16 +57,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from bat.campaign.design import Campaign, RunSpec
 from bat.campaign.forked import fork_is_safe
-from bat.campaign.store import FILE_NAME, Encoded, RunRecord, RunStore
+from bat.campaign.store import FILE_NAME, Encoded, RunRecord, RunStore, Stacked, encode_runs, stack
 from bat.core.errors import DatasetError, MissingDependencyError
 from bat.core.lifetime import die_with_parent
 from bat.core.problem import Budget
 from bat.core.schedule import Parallelism
-from bat.run.driver import check_target, run_tuner
+from bat.run.driver import RunResult, check_target, run_tuner
 from bat.run.targets import Target, TargetRequest, make_target, replay_target, with_prior
 
 if TYPE_CHECKING:
@@ -71,6 +75,9 @@ if TYPE_CHECKING:
 SLOW_WEIGHT = 50
 #: chunks planned per worker: enough to keep every worker busy to the end
 CHUNKS_PER_WORKER = 8
+#: runs in this process are stored together, every FLUSH_RUNS runs or FLUSH_S seconds, whichever comes first
+FLUSH_RUNS = 64
+FLUSH_S = 1.0
 
 _TARGETS: dict[tuple[str, str, str, str, tuple[str, ...]], Target] = {}
 
@@ -104,6 +111,22 @@ def data_check(benchmark: str, gpu: str, backend: str = "replay", dataset: str =
 
 def execute_run(spec: RunSpec) -> RunRecord:
     """Run ``spec`` and summarise it per budget (see the module docstring)."""
+    return summarise([run_one(spec)])[0]
+
+
+@dataclass
+class Finished:
+    """A run of a campaign, run (``run_one``) but not yet summarised (``summarise``)."""
+
+    spec: RunSpec
+    target: Target
+    result: RunResult
+    wall_s: float
+    cpu_s: float
+
+
+def run_one(spec: RunSpec) -> Finished:
+    """Run ``spec`` (see the module docstring)."""
     target = load_target(spec.benchmark, spec.gpu, spec.backend, spec.dataset, spec.prior)
     checked = data_check(spec.benchmark, spec.gpu, spec.backend, spec.dataset)  # None: no dataset to check
     if spec.noise != "none":  # this run's own noise draws, seeded by the run's seed
@@ -115,40 +138,67 @@ def execute_run(spec: RunSpec) -> RunRecord:
                        tuner_charge_s=spec.tuner_charge_s, isolate=spec.isolate,
                        parallelism=Parallelism(spec.tuner.compile_workers, spec.devices),
                        timeout_factor=spec.timeout_factor)
-    trace = result.trace
-    params = list(target.space.names)
-    per_budget = {}
-    for b in spec.budgets:
-        per_budget[str(b)] = _budget_result(trace, params, b, target, spec, result.best_known_ms)
-    meta = {
-        **result.trace_meta,
-        "run_id": spec.run_id,
-        "label": spec.tuner.label,
-        "tuner_spec": spec.tuner.spec,
-        "repeat": spec.repeat,
-        "budgets": list(spec.budgets),
-        "remeasure": spec.remeasure,
-        "per_budget": per_budget,
-        "task_wall_s": time.perf_counter() - start,
-        "task_cpu_s": time.process_time() - cpu,
-        "spec": asdict(spec),
-    }
-    return RunRecord(meta, trace)
+    return Finished(spec, target, result, time.perf_counter() - start, time.process_time() - cpu)
 
 
-def _budget_result(trace: pd.DataFrame, params: list[str], budget: int, target: Target,
-                   spec: RunSpec, best_known: float | None) -> dict[str, Any]:
-    charged = np.flatnonzero(trace["charged"].to_numpy(dtype=bool))[:budget]  # positions, on numpy: per run
-    ok = charged[trace["status"].to_numpy()[charged] == "ok"]
+def summarise(runs: list[Finished], stacked: list[Stacked] | None = None) -> list[RunRecord]:
+    """The records of ``runs``, each with its results per budget; their traces are read stacked (``stack``, or
+    ``stacked`` where the caller has it): a frame's columns cost more than their values, once per stack."""
+    if stacked is None:
+        stacked = stack([run.result.trace for run in runs])
+    per_budget: list[dict[str, dict[str, Any]]] = [{} for _ in runs]
+    for members, whole in stacked:
+        columns = _Columns(charged=whole["charged"].to_numpy(dtype=bool), ok=whole["status"].to_numpy() == "ok",
+                           objective=whole["objective_ms"].to_numpy(dtype=float), params={})
+        start = 0
+        for i in members:
+            run = runs[i]
+            rows = slice(start, start + len(run.result.trace))
+            start = rows.stop
+            params = columns.params.setdefault(run.target.space.names, [whole[p].to_numpy()
+                                                                        for p in run.target.space.names])
+            per_budget[i] = {str(b): _budget_result(columns, rows, params, b, run) for b in run.spec.budgets}
+    return [RunRecord({
+        **run.result.trace_meta,
+        "run_id": run.spec.run_id,
+        "label": run.spec.tuner.label,
+        "tuner_spec": run.spec.tuner.spec,
+        "repeat": run.spec.repeat,
+        "budgets": list(run.spec.budgets),
+        "remeasure": run.spec.remeasure,
+        "per_budget": results,
+        "task_wall_s": run.wall_s,
+        "task_cpu_s": run.cpu_s,
+        "spec": asdict(run.spec),
+    }, run.result.trace) for run, results in zip(runs, per_budget, strict=True)]
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """What the per-budget results read of stacked traces: whether each row is charged, whether it is ``ok``,
+    its objective, and the parameters' values (by the space's parameter names)."""
+
+    charged: np.ndarray
+    ok: np.ndarray
+    objective: np.ndarray
+    params: dict[tuple[str, ...], list[np.ndarray]]
+
+
+def _budget_result(columns: _Columns, rows: slice, params: list[np.ndarray], budget: int,
+                   run: Finished) -> dict[str, Any]:
+    """The result at ``budget`` of the run whose trace is ``rows`` of the stacked ``columns``."""
+    spec, target, best_known = run.spec, run.target, run.result.best_known_ms
+    charged = np.flatnonzero(columns.charged[rows])[:budget]  # positions in the run's trace
+    ok = charged[columns.ok[rows][charged]]
     out: dict[str, Any] = {"evaluations": len(charged), "best_ms": None, "config": None,
                            "rel_perf": 0.0, "remeasured_ms": None, "rel_perf_remeasured": None}
     if len(ok) == 0 or best_known is None:
         if spec.remeasure:
             out["rel_perf_remeasured"] = 0.0
         return out
-    objective = trace["objective_ms"].to_numpy(dtype=float)
+    objective = columns.objective[rows]
     row = int(ok[np.nanargmin(objective[ok])])  # the first of the best, as pandas' idxmin
-    config = {p: _plain(trace[p].iat[row]) for p in params}
+    config = {p: _plain(values[rows.start + row]) for p, values in zip(target.space.names, params, strict=True)}
     best = float(objective[row])
     if spec.noise != "none" and target.dataset is not None:
         # the tuner chose by a noisy observation; the run is judged by the recorded objective
@@ -195,7 +245,7 @@ class CampaignRun:
 
 def execute_chunk(specs: list[RunSpec]) -> list[Encoded]:
     """Run ``specs`` one after the other in this (worker) process; return them encoded for the store."""
-    return [execute_run(spec).encode() for spec in specs]
+    return _encoded([run_one(spec) for spec in specs])
 
 
 def run_cost(spec: RunSpec) -> float:
@@ -286,14 +336,19 @@ def run_specs(
             progress(finished, total)
         serial = live or (workers <= 1 and scheduler is None)
         if serial:
-            for spec in todo:
-                record = execute_run(spec)
-                encoded = record.encode()
-                store.write([encoded])
-                fresh[record.run_id] = RunRecord(json.loads(encoded[1]), record.trace)
-                finished += 1
-                if progress:
-                    progress(finished, total)
+            batch: list[Finished] = []
+            flushed = time.monotonic()
+            try:
+                for spec in todo:
+                    batch.append(run_one(spec))
+                    finished += 1
+                    if live or len(batch) >= FLUSH_RUNS or time.monotonic() - flushed >= FLUSH_S:
+                        _store(store, batch, fresh)
+                        batch, flushed = [], time.monotonic()
+                    if progress:
+                        progress(finished, total)
+            finally:  # an exception, Ctrl-C included, keeps every finished run
+                _store(store, batch, fresh)
         elif todo:
             chunks = plan_chunks(todo, workers)
             helper = _Alongside(alongside)
@@ -333,6 +388,23 @@ class _Alongside:
             work()
         except Exception:  # computed again where it is needed, and reported there
             return
+
+
+def _encoded(runs: list[Finished]) -> list[Encoded]:
+    """``runs`` summarised and encoded, their traces stacked once for both."""
+    stacked = stack([run.result.trace for run in runs])
+    return encode_runs(summarise(runs, stacked), stacked)
+
+
+def _store(store: RunStore, runs: list[Finished], fresh: dict[str, RunRecord]) -> None:
+    """Store ``runs`` (summarised and encoded together, in one transaction) and keep each in ``fresh`` as it will
+    be read back (its metadata through JSON)."""
+    if not runs:
+        return
+    rows = _encoded(runs)
+    store.write(rows)
+    fresh.update((row[0], RunRecord(json.loads(row[1]), run.result.trace))
+                 for row, run in zip(rows, runs, strict=True))
 
 
 def _init_worker(parent_pid: int) -> None:

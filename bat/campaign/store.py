@@ -1,4 +1,4 @@
-"""Finished runs on disk: one SQLite file per campaign, a row per run, committed the moment a run is stored.
+"""Finished runs on disk: one SQLite file per campaign, a row per run, committed in transactions of finished runs.
 
 ``<out>/runs.sqlite`` has one table, ``runs(run_id, meta, trace)``: the
 run's metadata (spec, seed, per-budget results) as JSON and its trace as an
@@ -15,9 +15,11 @@ trace per run in ``<out>/runs/<run_id>.parquet``; opening the store copies
 those it lacks into it (the files stay), so such a campaign resumes where it
 stopped instead of running again.
 
-Runs are encoded where they are made (``encode`` runs in the worker
-process), so the process that owns the file only inserts bytes. A
-``RunRecord`` decodes its trace on first use.
+Runs are encoded where they are made (``encode_runs`` runs in the worker
+process), so the process that owns the file only inserts bytes; runs
+encoded together convert their traces to Arrow as one table (each is
+stored as a stream of its own, read as before). A ``RunRecord`` decodes its
+trace on first use.
 
 The store is read like every other input (bat.core.limits): a regular file
 (and regular ``-wal``/``-shm`` companions) of at most ``MAX_STORE_BYTES``,
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
 
 #: one stored run: (run_id, metadata as JSON, trace as an Arrow IPC stream)
 Encoded = tuple[str, str, bytes]
+#: the message that ends an Arrow IPC stream (continuation marker, then a zero length)
+_END_OF_STREAM = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 FILE_NAME = "runs.sqlite"
 #: where campaigns kept their runs before the SQLite store (one Parquet trace per run)
 LEGACY_FOLDER = "runs"
@@ -80,8 +84,7 @@ class RunRecord:
 
     def encode(self) -> Encoded:
         """The run as it is stored."""
-        trace = encode_trace(self.trace) if self._encoded is None else self._encoded
-        return self.run_id, json.dumps(self.meta, sort_keys=True, default=str), trace
+        return encode_runs([self])[0]
 
     @classmethod
     def decode(cls, row: Encoded) -> RunRecord:
@@ -131,16 +134,78 @@ class RunRecord:
         return cls(meta, table.to_pandas())
 
 
-def encode_trace(frame: pd.DataFrame) -> bytes:
-    """A trace as an Arrow IPC stream (columns in order; no pandas metadata needed to read it back)."""
+def encode_runs(records: list[RunRecord], stacked: list[Stacked] | None = None) -> list[Encoded]:
+    """Runs as they are stored, encoded together: their traces cost one conversion to Arrow (``encode_traces``;
+    ``stacked``: the fresh traces already stacked, ``stack``)."""
+    blobs = iter(encode_traces([r.trace for r in records if r._encoded is None], stacked))
+    return [(r.run_id, json.dumps(r.meta, sort_keys=True, default=str),
+             next(blobs) if r._encoded is None else r._encoded) for r in records]
+
+
+#: traces stacked into one frame: their positions in the list stacked, and the frame (``stack``)
+Stacked = tuple[list[int], "pd.DataFrame"]
+
+
+def stack(frames: list[pd.DataFrame]) -> list[Stacked]:
+    """``frames`` grouped by columns and types (so concatenating converts nothing), each group concatenated."""
+    import pandas as pd
+
+    groups: dict[tuple[tuple[object, ...], tuple[object, ...]], list[int]] = {}
+    for i, frame in enumerate(frames):
+        groups.setdefault((tuple(frame.columns.tolist()), tuple(frame.dtypes)), []).append(i)
+    return [(members, pd.concat([frames[i] for i in members], ignore_index=True) if len(members) > 1
+             else frames[members[0]]) for members in groups.values()]
+
+
+def encode_traces(frames: list[pd.DataFrame], stacked: list[Stacked] | None = None) -> list[bytes]:
+    """Traces as Arrow IPC streams (columns in order; no pandas metadata needed to read one back).
+
+    Traces of the same columns and types are converted to Arrow together, as one table (``stack``; given as
+    ``stacked`` where the caller has it), which costs about what one trace does; each stream is then that
+    table's schema, the trace's rows of it and the end-of-stream mark. Together only where that gives each
+    trace the Arrow types it has alone: traces with rows, whose columns are numbers, booleans or text (not
+    ``object``, whose Arrow type depends on the values), text without a gap.
+    """
+    out: list[bytes] = [b""] * len(frames)
+    for members, whole in stacked if stacked is not None else stack(frames):
+        parts = [frames[i] for i in members]
+        if len(members) == 1 or _joinable(parts, whole):
+            blobs = _streams(parts, whole)
+        else:
+            blobs = [_streams([part], part)[0] for part in parts]
+        for i, blob in zip(members, blobs, strict=True):
+            out[i] = blob
+    return out
+
+
+def _joinable(parts: list[pd.DataFrame], whole: pd.DataFrame) -> bool:
+    import numpy as np
+    import pandas as pd
+
+    if not all(len(part) for part in parts):
+        return False
+    for column in whole.columns:
+        values = whole[column]
+        if isinstance(values.dtype, pd.StringDtype):
+            if values.hasnans:  # alone, an all-missing text column would have another Arrow type
+                return False
+        elif not (isinstance(values.dtype, np.dtype) and values.dtype.kind in "biuf"):
+            return False
+    return True
+
+
+def _streams(parts: list[pd.DataFrame], whole: pd.DataFrame) -> list[bytes]:
+    """The streams of ``parts``, the consecutive rows of ``whole``, converted to Arrow once."""
     import pyarrow as pa
 
-    table = pa.Table.from_arrays([pa.array(frame[c].to_numpy()) for c in frame.columns],
-                                 names=[str(c) for c in frame.columns])
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+    names = [str(c) for c in whole.columns.tolist()]
+    batch = pa.RecordBatch.from_arrays([pa.array(whole[c].to_numpy()) for c in whole.columns], names=names)
+    schema = batch.schema.serialize().to_pybytes()
+    out, start = [], 0
+    for part in parts:
+        out.append(schema + batch.slice(start, len(part)).serialize().to_pybytes() + _END_OF_STREAM)
+        start += len(part)
+    return out
 
 
 def decode_trace(blob: bytes) -> pd.DataFrame:
@@ -215,8 +280,8 @@ class RunStore:
             frame, meta = read_trace(path)  # a damaged file is named by the error
             if str(meta.get("run_id")) != path.stem:
                 raise DatasetError(f"{path}: not a run of this campaign (its run_id is {meta.get('run_id')!r})")
-            adopted.append(RunRecord(meta, frame).encode())
-        self.write(adopted)
+            adopted.append(RunRecord(meta, frame))
+        self.write(encode_runs(adopted))
 
     def done_ids(self) -> set[str]:
         try:
