@@ -26,7 +26,13 @@ bytecode cache of their own (``PYTHONPYCACHEPREFIX`` in a temporary folder,
 PYTHONDONTWRITEBYTECODE unset), filled by one short untimed run of each side
 first, as on an ordinary install where the first import writes the cache.
 
-Usage: ``python bench/smac_bench.py [--evals 200] [--pairs 2] [--option KEY=VALUE ...]``
+With ``--against DIR`` it times our adapter only, this checkout's against another's in
+ABBA turns (this, other, other, this, ...; ``--pairs`` rounds of two), in CPU seconds: DIR is
+put first on the children's ``PYTHONPATH``, laid out as one tree (its ``bat/`` with its
+``analysis/``, ``benchmarks/``, ``tuner_adapters/`` and ``results/`` linked inside; checkouts
+from de77516 on), so that a rise of the adapter's CPU can be put on the code or not.
+
+Usage: ``python bench/smac_bench.py [--evals 200] [--pairs 2] [--option KEY=VALUE ...] [--against DIR]``
 (``--option``: a tuner option of ours, e.g. ``retrain_after=16``).
 Target: ours / peer <= 0.20 (wall).
 """
@@ -109,13 +115,33 @@ def child(side: str, evals: int, options: list[str]) -> None:
                       "digest": digest, "best_ms": float(trace["objective_ms"].min())}))
 
 
-def measure(side: str, evals: int, options: list[str], pycache: str) -> dict:
+def measure(side: str, evals: int, options: list[str], pycache: str, tree: str | None = None) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPYCACHEPREFIX": pycache}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if tree:
+        env["PYTHONPATH"] = tree
     flags = [f"--option={o}" for o in options]
     out = subprocess.run([sys.executable, __file__, "--child", side, "--evals", str(evals), *flags], env=env,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def against(other: str, evals: int, pairs: int, options: list[str]) -> None:
+    """Our adapter's CPU seconds, this checkout's and ``other``'s, in ABBA turns; the paired differences."""
+    trees: dict[str, str | None] = {"this": None, "other": other}
+    cpu: dict[str, list[float]] = {"this": [], "other": []}
+    with tempfile.TemporaryDirectory() as pycache:
+        for tree in trees.values():  # untimed: fills the bytecode cache
+            measure("ours", 10, options, pycache, tree)
+        for i in range(pairs):
+            for name in ("this", "other") if i % 2 == 0 else ("other", "this"):
+                run = measure("ours", evals, options, pycache, trees[name])
+                cpu[name].append(run["cpu"])
+                print(name, json.dumps({**run, "load": round(os.getloadavg()[0], 2)}), flush=True)
+    diffs = [a - b for a, b in zip(cpu["this"], cpu["other"], strict=True)]
+    print(f"load average at the end {os.getloadavg()[0]:.2f}; CPU s median: this {statistics.median(cpu['this']):.2f}, "
+          f"{other} {statistics.median(cpu['other']):.2f}; paired differences (this - other): "
+          f"{', '.join(f'{d:+.2f}' for d in diffs)}")
 
 
 def main() -> None:
@@ -123,10 +149,14 @@ def main() -> None:
     ap.add_argument("--evals", type=int, default=200)
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--option", action="append", default=[], help="a tuner option of ours (KEY=VALUE)")
+    ap.add_argument("--against", metavar="DIR", help="time our adapter only, against another checkout's (see above)")
     ap.add_argument("--child", choices=("ours", "peer"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args.child, args.evals, args.option)
+        return
+    if args.against:
+        against(args.against, args.evals, args.pairs, args.option)
         return
     print(f"{date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
           f"GEMM replayed on RTX_3090, {args.evals} evaluations, seed 0, options of ours {args.option}; load average "
