@@ -10,7 +10,7 @@ work left does (guided scheduling: the next chunk holds about 1/(workers x
 ``CHUNKS_PER_WORKER``) of it all), so a quick run costs no round trip of
 its own and the last chunks are small enough that no worker runs long
 after the others. The estimated cost (``run_cost``) is the budget; it does
-not know that a quick tuner can cost 25 times another per evaluation (on
+not know that a quick tuner can cost 40 times another per evaluation (on
 pnpoly, Optuna's TPE against random search), so the quick runs are dealt
 repeat by repeat with their tuners interleaved: every chunk holds about the
 same mix of tuners, and chunks of the same estimated cost cost about the
