@@ -20,14 +20,17 @@ through ``run_specs``, against a plain comparison of the same runs without their
 ``scaling`` (``--workers``, e.g. ``1,2,dask``): a campaign of five tuners (``SCALING_TUNERS``) on pnpoly, budget 50,
 ``--scaling-repeats`` repeats (10: 50 runs; 40: 200), with 1 worker, 2 workers and a ``distributed.LocalCluster``
 of 2 worker processes (its start not timed): wall seconds and the ratio to 1 worker, with the CPU seconds of this
-process and of its reaped children. On a loaded machine the ratios are the CPU share the scheduler gave, not the
-code's: the load average is written before each measurement.
+process, of its reaped children and of each Dask worker (read in the worker, ``Client.run``, before and after). On
+a loaded machine the ratios are the CPU share the scheduler gave, not the code's: the load
+average is written before each measurement.
 
 The code measured is whatever ``bat`` imports: to measure another checkout (the commit before a change) put
 it first on ``PYTHONPATH`` as one tree (its ``bat/`` with its top-level ``analysis/`` and the other mapped
 folders linked inside). bench/RESULTS.md has the figures.
 
-Usage: ``python bench/campaign_overhead.py [--runs 100] [--rounds 3] [--parts library,transfer,scaling]
+``plan``: the scaling campaign's chunks costed in measured CPU seconds and dealt to 2 workers (``part_plan``).
+
+Usage: ``python bench/campaign_overhead.py [--runs 100] [--rounds 3] [--parts library,transfer,scaling,plan]
 [--workers 1,2,dask] [--scaling-repeats 10]``.
 """
 
@@ -154,17 +157,25 @@ def part_transfer(rounds: int) -> dict[str, object]:
             "transfer_over_plain": {"wall": t["wall_ms"] / p["wall_ms"], "cpu": t["cpu_ms"] / p["cpu_ms"]}}
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process (run in each Dask worker by ``Client.run``)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def part_scaling(modes: list[str], repeats: int) -> dict[str, object]:
     c = Campaign(tuners=tuple(TunerSpec.parse(t) for t in SCALING_TUNERS), targets=(TARGET,), budgets=(BUDGET,),
                  repeats=repeats)
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, object]] = {}
     for mode in modes:
         fresh()
-        cluster = None
+        cluster = client = None
         if mode == "dask":
-            from distributed import LocalCluster
+            from distributed import Client, LocalCluster
 
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+            workers_before = client.run(_cpu_s)
         load = os.getloadavg()[0]
         cpu, children = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -175,14 +186,51 @@ def part_scaling(modes: list[str], repeats: int) -> dict[str, object]:
                 execute.run_campaign(c, folder, workers=int(mode))
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out[mode] = {"wall_s": wall, "cpu_s": time.process_time() - cpu,
-                     "children_cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
-                     "load": load}
-        if cluster is not None:
+        row: dict[str, object] = {"wall_s": wall, "cpu_s": time.process_time() - cpu,
+                                  "children_cpu_s": after.ru_utime + after.ru_stime - children.ru_utime
+                                  - children.ru_stime, "load": load}
+        if client is not None and cluster is not None:
+            workers_after = client.run(_cpu_s)
+            row["dask_workers_cpu_s"] = sorted(workers_after[w] - workers_before[w] for w in workers_after)
+            client.close()
             cluster.close()
-        print(mode, json.dumps(out[mode]), flush=True)
-    ratios = {m: out["1"]["wall_s"] / out[m]["wall_s"] for m in out if "1" in out and m != "1"}
-    return {"runs": len(c.runs()), "modes": out, "ratio_to_1_worker": ratios}
+        out[mode] = row
+        print(mode, json.dumps(row), flush=True)
+    ratios = {m: out["1"]["wall_s"] / out[m]["wall_s"] for m in out if "1" in out and m != "1"}  # type: ignore[operator]
+    runs = len(c.runs())
+    print(f"scaling, {runs} runs: " + ", ".join(f"{m} {r:.2f}x" for m, r in ratios.items()), flush=True)
+    return {"runs": runs, "modes": out, "ratio_to_1_worker": ratios}
+
+
+def part_plan(repeats: int, workers: int = 2) -> dict[str, object]:
+    """The scaling campaign's chunks (``plan_chunks``) costed in CPU seconds: each run's CPU measured in this
+    process (every tuner run once before, so its imports are not counted), summed per chunk, and the chunks dealt
+    in their order to the first free of ``workers`` (what the pool and Dask do): the busiest worker's CPU against
+    an even share. Load-proof where wall ratios are not: the critical path of the runs, without start-up."""
+    import heapq
+
+    c = Campaign(tuners=tuple(TunerSpec.parse(t) for t in SCALING_TUNERS), targets=(TARGET,), budgets=(BUDGET,),
+                 repeats=repeats)
+    specs = c.runs()
+    fresh()
+    for spec in {s.tuner.label: s for s in specs}.values():
+        execute.execute_run(spec)
+    cost: dict[str, float] = {}
+    for spec in specs:
+        start = time.process_time()
+        execute.execute_chunk([spec])
+        cost[spec.run_id] = time.process_time() - start
+    chunks = [sum(cost[s.run_id] for s in chunk) for chunk in execute.plan_chunks(specs, workers)]
+    free = [(0.0, w) for w in range(workers)]
+    for chunk in chunks:
+        at, w = heapq.heappop(free)
+        heapq.heappush(free, (at + chunk, w))
+    busiest, total = max(at for at, _ in free), sum(chunks)
+    row = {"runs": len(specs), "chunks": len(chunks), "cpu_s": total, "largest_chunk_s": max(chunks),
+           "last_chunk_s": chunks[-1], "busiest_worker_s": busiest, "imbalance": busiest / (total / workers),
+           "load": os.getloadavg()[0]}
+    print("plan", json.dumps(row), flush=True)
+    return row
 
 
 def main() -> None:
@@ -201,6 +249,8 @@ def main() -> None:
         report["library"] = part_library(args.runs, args.rounds)
     if "transfer" in parts:
         report["transfer"] = part_transfer(args.rounds)
+    if "plan" in parts:
+        report["plan"] = part_plan(args.scaling_repeats)
     if "scaling" in parts:
         report["scaling"] = part_scaling(args.workers.split(","), args.scaling_repeats)
     report["load_after"] = os.getloadavg()

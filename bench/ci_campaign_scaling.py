@@ -9,9 +9,13 @@ Each mode runs in a fresh interpreter (``--child MODE``) from an empty output
 folder; the modes take turns, ``--rounds`` times, and the load average is
 written before each. Modes: ``1`` (``--workers 1``, in the process), ``2``
 (``--workers 2``) and ``dask`` (a ``distributed.LocalCluster`` of 2 worker
-processes, 1 thread each, started in the child, then ``--scheduler`` its
-address; the cluster's start is not in the compare wall, it is in the
-process wall).
+processes, 1 thread each, hosted in a process the child spawns, apart from
+``bat compare`` as a user's cluster is, then ``--scheduler`` its address;
+the cluster's start is not in the compare wall, it is in the process wall).
+A cluster in the ``bat compare`` process itself would leave its scheduler's
+threads running there, and the figures would be drawn in order there
+instead of on forked processes (``bat.campaign.forked.fork_is_safe``):
+before 2026-12-06 this bench did so.
 
 Per mode: the wall of the ``bat compare`` call and of the whole process;
 the CPU seconds of the whole process tree (``os.wait4``); and per phase of
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import platform
 import resource
@@ -39,6 +44,7 @@ import sys
 import tempfile
 import time
 from datetime import datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 ARGS = ["--quiet", "compare", "--tuners", "reference:random,reference:genetic,kernel_tuner:genetic_algorithm,optuna",
@@ -49,6 +55,16 @@ PHASES = ("run_campaign", "analyse", "write_outputs")
 def _children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
+
+
+def host_cluster(conn: Connection) -> None:
+    """A ``LocalCluster`` of 2 worker processes hosted in this (spawned) process, apart from the ``bat compare``
+    process as a user's cluster is: sends its address on ``conn`` and closes when told."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        conn.send(cluster.scheduler_address)
+        conn.recv()
 
 
 def child(mode: str) -> None:
@@ -72,12 +88,16 @@ def child(mode: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         args = [*ARGS, "--out", str(Path(tmp) / "out")]
         if mode == "dask":
-            from distributed import LocalCluster
-
-            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-                start = time.perf_counter()
-                code = main([*args, "--scheduler", cluster.scheduler_address])
-                wall = time.perf_counter() - start
+            spawn = multiprocessing.get_context("spawn")
+            here, there = spawn.Pipe()
+            host = spawn.Process(target=host_cluster, args=(there,))
+            host.start()
+            address = here.recv()
+            start = time.perf_counter()
+            code = main([*args, "--scheduler", address])
+            wall = time.perf_counter() - start
+            here.send("close")
+            host.join()
         else:
             start = time.perf_counter()
             code = main([*args, "--workers", mode])

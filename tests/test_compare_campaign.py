@@ -214,6 +214,14 @@ def test_chunks_hold_every_run_once_slow_ones_alone_quick_ones_by_target_costlie
     assert len(quick) < sum(len(chunk) for chunk in quick)  # quick runs travel together
 
 
+def test_quick_chunks_mix_their_tuners_and_shrink_to_the_end() -> None:
+    c = campaign(tuners=(RANDOM, FIRST), budgets=(50,), repeats=40)
+    chunks = plan_chunks(c.runs(), workers=2)
+    costs = [sum(run_cost(s) for s in chunk) for chunk in chunks]
+    assert costs[0] >= 4 * costs[-1] and costs == sorted(costs, reverse=True)  # guided: the last chunks small
+    assert all({s.tuner.label for s in chunk} == {RANDOM.label, FIRST.label} for chunk in chunks if len(chunk) > 1)
+
+
 def test_targets_resolution() -> None:
     assert resolve_targets(["pnpoly"], None) == (PNPOLY,)
     assert len(resolve_targets(["pnpoly"], ["all"])) == 4

@@ -3,12 +3,20 @@
 ``execute_run`` runs one tuner on one target and returns a ``RunRecord``
 (trace plus per-budget results): ``run_one`` runs it, ``summarise`` gives
 runs their per-budget results, many at once (their traces stacked into one
-frame, ``store.stack``, which the encoding reuses). Work goes out in chunks: ``plan_chunks``
-orders the runs by estimated cost, longest first, gives each run of a slow
-tuner (``TunerSpec.slow``: a model fit per step) a chunk of its own and
-groups quick runs of the same target into chunks of about equal cost, about
-``CHUNKS_PER_WORKER`` chunks per worker, so that the workers stay busy to
-the end and a quick run costs no round trip of its own. ``execute_chunk``
+frame, ``store.stack``, which the encoding reuses). Work goes out in chunks, in the order
+``plan_chunks`` gives them: first each run of a slow tuner
+(``TunerSpec.slow``: a model fit per step) in a chunk of its own, costliest
+first; then the quick runs, target by target, in chunks that shrink as the
+work left does (guided scheduling: the next chunk holds about 1/(workers x
+``GUIDE``) of the estimated cost still to plan, at least 1/(workers x
+``CHUNKS_PER_WORKER``) of it all), so a quick run costs no round trip of
+its own and the last chunks are small enough that no worker runs long
+after the others. The estimated cost (``run_cost``) is the budget; it does
+not know that a quick tuner can cost 40 times another per evaluation (on
+pnpoly, Optuna's TPE against random search), so the quick runs are dealt
+repeat by repeat with their tuners interleaved: every chunk holds about the
+same mix of tuners, and chunks of the same estimated cost cost about the
+same. ``execute_chunk``
 runs a chunk in a worker and encodes its runs there, together (``encode_runs``);
 the driver, ``run_campaign``, only inserts the bytes into the campaign's
 store (``store.RunStore``: one SQLite file, a transaction per chunk) and
@@ -73,8 +81,10 @@ if TYPE_CHECKING:
 
 #: estimated cost of one evaluation of a slow tuner (a model fit per step) against a quick one's
 SLOW_WEIGHT = 50
-#: chunks planned per worker: enough to keep every worker busy to the end
-CHUNKS_PER_WORKER = 8
+#: the smallest chunk of quick runs holds 1/(workers x CHUNKS_PER_WORKER) of their estimated cost
+CHUNKS_PER_WORKER = 16
+#: guided scheduling: the next chunk of quick runs holds 1/(workers x GUIDE) of the quick runs' cost still to plan
+GUIDE = 4
 #: runs in this process are stored together, every FLUSH_RUNS runs or FLUSH_S seconds, whichever comes first
 FLUSH_RUNS = 64
 FLUSH_S = 1.0
@@ -254,20 +264,25 @@ def run_cost(spec: RunSpec) -> float:
 
 
 def plan_chunks(specs: list[RunSpec], workers: int) -> list[list[RunSpec]]:
-    """Chunks of runs, costliest first (see the module docstring)."""
-    order = sorted(specs, key=lambda s: (-run_cost(s), s.benchmark, s.gpu, s.tuner.label, s.repeat))
-    limit = sum(run_cost(s) for s in specs) / max(1, workers * CHUNKS_PER_WORKER)
-    chunks: list[list[RunSpec]] = []
-    cost = 0.0
-    for spec in order:
+    """Chunks of runs: each slow run alone, costliest first, then the quick runs, target by target, in guided
+    chunks (see the module docstring)."""
+    slow = sorted((s for s in specs if s.tuner.slow),
+                  key=lambda s: (-run_cost(s), s.benchmark, s.gpu, s.tuner.label, s.repeat))
+    quick = sorted((s for s in specs if not s.tuner.slow),
+                   key=lambda s: (_target_of(s), s.repeat, s.tuner.label, -run_cost(s)))
+    chunks = [[spec] for spec in slow]
+    remaining = sum(run_cost(s) for s in quick)
+    smallest = remaining / max(1, workers * CHUNKS_PER_WORKER)
+    cost = limit = 0.0
+    for spec in quick:
         c = run_cost(spec)
-        alone = spec.tuner.slow
-        if not chunks or alone or chunks[-1][0].tuner.slow or cost + c > limit \
-                or _target_of(chunks[-1][0]) != _target_of(spec):
+        if not chunks or chunks[-1][0].tuner.slow or cost >= limit or _target_of(chunks[-1][0]) != _target_of(spec):
+            limit = max(remaining / max(1, workers * GUIDE), smallest)
             chunks.append([])
             cost = 0.0
         chunks[-1].append(spec)
         cost += c
+        remaining -= c
     return chunks
 
 
@@ -453,7 +468,7 @@ def _on_dask(scheduler: str, chunks: list[list[RunSpec]],
     except ImportError as exc:
         raise MissingDependencyError("--scheduler needs dask[distributed] (the 'scale' group)") from exc
     with Client(scheduler) as client:
-        futures = [client.submit(execute_chunk, chunk, pure=False) for chunk in chunks]
+        futures = client.map(execute_chunk, chunks, pure=False)  # one graph: the chunks start in this order
         started()
         try:
             for future in as_completed(futures):
