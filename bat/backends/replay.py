@@ -32,6 +32,7 @@ import numpy as np
 from bat.core.costs import RecordedCosts, recorded_costs
 from bat.core.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
 from bat.core.errors import DatasetError, UnknownNameError
+from bat.core.frozen import made
 from bat.core.problem import EvalResult
 
 #: noise mode -> what an evaluation returns as its objective
@@ -116,18 +117,10 @@ class ReplayBackend:
         if self._extra is not None:
             extra = {c: float(v) for c, v in zip(self._extra_cols, self._extra[i], strict=True) if not math.isnan(v)}
         cost, compile_s, verify_s = self._row_cost
-        return EvalResult(
-            config=cfg,
-            status=status,
-            objective_ms=self._observed(i, times) if status is Status.OK else None,
-            times_ms=times,
-            compile_ms=self._row_compile[i],
-            cost_s=cost[i],
-            message=str(self._message[i]),
-            extra=extra,
-            compile_s=compile_s[i],
-            verify_s=verify_s[i],
-        )
+        return made(EvalResult, config=cfg, status=status,
+                    objective_ms=self._observed(i, times) if status is Status.OK else None, times_ms=times,
+                    compile_ms=self._row_compile[i], cost_s=cost[i], message=str(self._message[i]), extra=extra,
+                    compile_s=compile_s[i], verify_s=verify_s[i])
 
     def _observed(self, i: int, times: tuple[float, ...]) -> float:
         if self.noise == "none":

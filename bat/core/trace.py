@@ -65,7 +65,7 @@ class TraceRecorder:
             event.step,
             event.kind,
             event.charged,
-            r.status.value,
+            r.status._value_,  # its value (read without the descriptor: once per evaluation)
             r.objective_ms if r.objective_ms is not None else NAN,
             event.best_so_far_ms if event.best_so_far_ms is not None else NAN,
             r.cost_s if parted else (profile_cost_s(r) if event.kind == "profile" else 0.0),
