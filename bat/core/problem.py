@@ -296,6 +296,11 @@ class Problem:
             return config.flat in self._seen
         return self._placed(config).flat in self._seen
 
+    def is_evaluated_id(self, flat: int) -> bool:
+        """Whether the configuration of flat id ``flat`` in ``space`` (``SearchSpace.to_ids``) was evaluated: a
+        sampler checks its draws so before it makes their configurations."""
+        return flat in self._seen
+
     def key(self, config: Config) -> tuple[Any, ...]:
         """The configuration as a tuple of values in parameter order (checked)."""
         return tuple(self._placed(config).values())
