@@ -11,6 +11,10 @@ answers it ignored (``ahead``, bat.core.ahead): it entered the clock when the
 answer before those came, at most ``slots - 1`` answers back (no more than
 ``slots`` proposals are ever in flight), so its compilation overlaps the
 measurements of the proposals before it.
+
+On one compile worker and one device only one proposal is ever in flight:
+it is put on the clock and its finish computed in one step
+(``Schedule.run_alone``), the same times as the general path.
 """
 
 from __future__ import annotations
