@@ -25,7 +25,7 @@ LEFT = {"bool_int": [True, 1, 0], "big": [2**63, 1, 2], "tuple": [(1, 2), (3, 4)
 
 def _same(rows: list[tuple], columns: list[str], *, written: bool = True) -> None:
     """The same frame, and (``written``: what a trace file can hold) the same table written."""
-    want, got = pd.DataFrame.from_records(rows, columns=columns), records_frame(rows, columns)
+    want, got = pd.DataFrame.from_records(rows, columns=columns), records_frame(rows, columns, arrow_from=1)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert got.dtypes.tolist() == want.dtypes.tolist() and got.to_csv() == want.to_csv()
     if written:
