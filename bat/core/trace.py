@@ -106,7 +106,8 @@ def records_frame(rows: list[tuple[Any, ...]], columns: list[str], *, arrow_from
         except (pa.ArrowException, OverflowError):
             arrays = []
         if arrays and all(a.type in _PLAIN_TYPES for a in arrays):
-            return pa.Table.from_arrays(arrays, names=columns).to_pandas()
+            frame: pd.DataFrame = pa.Table.from_arrays(arrays, names=columns).to_pandas()
+            return frame
     return pd.DataFrame.from_records(rows, columns=columns)
 
 
