@@ -64,6 +64,26 @@ def test_a_config_of_another_space_is_checked_by_its_values(space) -> None:
             assert theirs.result == mine.result
 
 
+def test_made_and_copied_configs_equal_constructed_ones(space) -> None:
+    config = space.config(np.array([2, 1]))
+    built = IndexedConfig(config, space, config.row, config.flat, True)
+    for other in (IndexedConfig.made(config, space, config.row, config.flat, True), built.copy()):
+        assert type(other) is IndexedConfig and other == built and other is not built
+        assert (other.space, other.row, other.flat, other.valid) == (space, config.row, config.flat, True)
+    copy = built.copy()
+    copy["x"] = 8
+    assert built["x"] == 4 and built.flat == config.flat and copy.flat == -1  # the copy is its own dict
+
+
+def test_evaluated_ids_are_the_evaluated_configurations(space) -> None:
+    problem = Problem(space=space, backend=CountingBackend(_dataset(space)), budget=Budget(max_evals=5))
+    config = next(c for c in space.configs(space.from_ids(np.arange(space.cardinality))) if c.valid)
+    assert not problem.is_evaluated_id(config.flat)
+    problem.evaluate(dict(config))  # a plain dict: found by its values, keyed by its flat id all the same
+    assert problem.is_evaluated_id(config.flat) and problem.is_evaluated(config)
+    assert not any(problem.is_evaluated_id(f) for f in range(space.cardinality) if f != config.flat)
+
+
 def test_an_indexed_config_pickles_as_a_plain_dict(space) -> None:
     config = space.config(np.array([2, 1]))
     back = pickle.loads(pickle.dumps(config))

@@ -148,3 +148,23 @@ def test_stream_clock_keeps_the_slots_full(jobs: list[tuple[int, int]], k: int, 
     order, times = stream_clock([float(c) for c, _ in jobs], [float(d) for _, d in jobs],
                                 [float(c + d) for c, d in jobs], par)
     assert list(zip(order, times, strict=True)) == brute_force(jobs, k, g, par.slots)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 5), st.floats(0, 5), st.floats(0, 12)), min_size=1, max_size=12))
+def test_run_alone_is_submit_then_next(jobs: list[tuple[float, float, float]]) -> None:
+    """One job at a time on the sequential clock: the one-step path gives the same finish times and state,
+    whatever the charges (a total below the compile time, or past the parts, included)."""
+    stepped, alone = Schedule(), Schedule()
+    for key, (compile_s, device_s, total_s) in enumerate(jobs):
+        stepped.submit(key, compile_s, device_s, total_s)
+        finish = alone.run_alone(key, compile_s, device_s, total_s)
+        assert stepped.next() == (key, finish)
+        alone.now = max(alone.now, finish)
+        assert (stepped.now, stepped._workers, stepped._devices, stepped._seq, stepped._compiled_by) == (
+            alone.now, alone._workers, alone._devices, alone._seq, alone._compiled_by)
+
+
+def test_run_alone_checks_the_parts() -> None:
+    with pytest.raises(ValueError, match="job 3"):
+        Schedule().run_alone(3, -1.0, 0.0, 0.0)

@@ -32,6 +32,7 @@ import numpy as np
 from bat.core.costs import RecordedCosts, recorded_costs
 from bat.core.dataset import RESOURCE_COLUMNS, Dataset, Status, counter_columns
 from bat.core.errors import DatasetError, UnknownNameError
+from bat.core.frozen import made
 from bat.core.problem import EvalResult
 
 #: noise mode -> what an evaluation returns as its objective
@@ -58,7 +59,7 @@ class ReplayBackend:
         self._times = [tuple(t) for t in frame["times_ms"].to_list()]
         self._compile = frame["compile_ms"].to_numpy(dtype=float)
         self.costs: RecordedCosts = recorded_costs(frame)
-        self._message = frame["message"].to_list()
+        self._message = [str(m) for m in frame["message"].to_list()]
         self._extra = frame[self._extra_cols].to_numpy(dtype=float) if self._extra_cols else None
         # each row's answer as Python values, read once (an evaluation then only indexes lists)
         self._row_status = [_STATUS[v] for v in self._status.tolist()]
@@ -105,7 +106,7 @@ class ReplayBackend:
         return self.dataset.row_of(config)
 
     def evaluate(self, config: Mapping[str, Any]) -> EvalResult:
-        i = self.lookup(config)
+        i = self.dataset.row_of(config)  # lookup, one call fewer: once per evaluation
         cfg = dict(config)
         if i is None:
             self.missing += 1
@@ -116,22 +117,14 @@ class ReplayBackend:
         if self._extra is not None:
             extra = {c: float(v) for c, v in zip(self._extra_cols, self._extra[i], strict=True) if not math.isnan(v)}
         cost, compile_s, verify_s = self._row_cost
-        return EvalResult(
-            config=cfg,
-            status=status,
-            objective_ms=self._observed(i, times) if status is Status.OK else None,
-            times_ms=times,
-            compile_ms=self._row_compile[i],
-            cost_s=cost[i],
-            message=str(self._message[i]),
-            extra=extra,
-            compile_s=compile_s[i],
-            verify_s=verify_s[i],
-        )
+        return made(EvalResult, config=cfg, status=status,
+                    objective_ms=(self._row_objective[i] if self.noise == "none" else self._observed(i, times))
+                    if status is Status.OK else None, times_ms=times,
+                    compile_ms=self._row_compile[i], cost_s=cost[i], message=self._message[i], extra=extra,
+                    compile_s=compile_s[i], verify_s=verify_s[i])
 
     def _observed(self, i: int, times: tuple[float, ...]) -> float:
-        if self.noise == "none":
-            return self._row_objective[i]
+        """The objective drawn under the noise mode (not "none")."""
         if len(times) < 2:
             self.noise_fallbacks += 1
             return self._row_objective[i]

@@ -11,6 +11,10 @@ answers it ignored (``ahead``, bat.core.ahead): it entered the clock when the
 answer before those came, at most ``slots - 1`` answers back (no more than
 ``slots`` proposals are ever in flight), so its compilation overlaps the
 measurements of the proposals before it.
+
+On one compile worker and one device only one proposal is ever in flight:
+it is put on the clock and its finish computed in one step
+(``Schedule.run_alone``), the same times as the general path.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class InFlight(Generic[T]):
         self._slots = parallelism.slots
         self._answered: deque[float] = deque(maxlen=self._slots)  # when the latest answers were handed back
         self._known = 0.0  # when the latest proposal was known
+        self._alone: float | None = None  # the finish time of the one job in flight on a sequential clock
 
     def __len__(self) -> int:
         return len(self._items)
@@ -57,6 +62,12 @@ class InFlight(Generic[T]):
         time; an answer about a configuration being measured waits for that measurement. ``ahead``: how
         many of the latest answers the proposal ignored (used when nothing else is in flight)."""
         self._job += 1
+        if self._slots == 1 and not self._items:  # the sequential clock, one job at a time: its finish at once
+            self._alone = self.clock.run_alone(self._job, compile_s, device_s, total_s)
+            self._items[self._job] = (item, key if measures else None)
+            if measures:
+                self._running[key] = self._job
+            return
         if not measures and key in self._running:
             self._followers.setdefault(self._running[key], []).append(self._job)
             self._items[self._job] = (item, None)
@@ -74,7 +85,10 @@ class InFlight(Generic[T]):
 
     def take(self) -> T:
         """The item that finishes first (LookupError when none is in flight)."""
-        job = self._released.popleft() if self._released else self.clock.next()[0]
+        if self._alone is not None:
+            job, self.clock.now, self._alone = self._job, max(self.clock.now, self._alone), None
+        else:
+            job = self._released.popleft() if self._released else self.clock.next()[0]
         item, key = self._items.pop(job)
         if key is not None:
             del self._running[key]

@@ -50,6 +50,7 @@ from bat.core.errors import BackendError, BudgetExhaustedError, ProblemClosedErr
 from bat.core.facts import TargetFacts
 from bat.core.fidelity import check_repeats, fewer_repeats
 from bat.core.flight import InFlight
+from bat.core.frozen import made
 from bat.core.indexed_config import IndexedConfig
 from bat.core.schedule import SEQUENTIAL, Parallelism
 from bat.core.space import SearchSpace
@@ -269,6 +270,7 @@ class Problem:
         self._names = tuple(space.names)
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
         self._strides = tuple(space.strides.tolist())
+        self._slots = parallelism.slots
 
     # -- state the tuner reads ---------------------------------------------
     @property
@@ -290,9 +292,14 @@ class Problem:
         return self.budget.progress(self.stats.evaluated, self.stats.clock_s)
 
     def is_evaluated(self, config: Config) -> bool:
-        if type(config) is IndexedConfig and config.indexed_in(self.space):
+        if type(config) is IndexedConfig and config.flat >= 0 and config.space is self.space:  # indexed_in, inlined
             return config.flat in self._seen
         return self._placed(config).flat in self._seen
+
+    def is_evaluated_id(self, flat: int) -> bool:
+        """Whether the configuration of flat id ``flat`` in ``space`` (``SearchSpace.to_ids``) was evaluated: a
+        sampler checks its draws so before it makes their configurations."""
+        return flat in self._seen
 
     def key(self, config: Config) -> tuple[Any, ...]:
         """The configuration as a tuple of values in parameter order (checked)."""
@@ -304,7 +311,7 @@ class Problem:
         One the space made (an unchanged IndexedConfig) is copied with what it carries; any other
         mapping is checked value by value (NumPy scalars as Python values).
         """
-        if type(config) is IndexedConfig and config.indexed_in(self.space):
+        if type(config) is IndexedConfig and config.flat >= 0 and config.space is self.space:  # indexed_in, inlined
             return config.copy()
         if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
@@ -392,7 +399,7 @@ class Problem:
         """
         with self._lock:
             self._check_open()
-            if len(self._flight) >= self.slots:
+            if len(self._flight) >= self._slots:
                 raise TunerError(f"{len(self._flight)} proposals are in flight, the most this run allows "
                                  f"({self.parallelism.describe()}): collect one first")
             return self._start(config, profiled, timeout_factor, repeats) is None
@@ -408,33 +415,28 @@ class Problem:
             raise TunerError("no proposal in flight to collect")
         result, kind, charged, tuner_s, profiled = self._flight.take()
         self.stats.clock_s = self._flight.now
-        if charged and result.ok and (self.best is None or result.fitness < self.best.fitness):
-            self.best = result
-        event = Event(
-            step=self._step,
-            result=result,
-            kind=kind,
-            charged=charged,
-            tuner_s=tuner_s,
-            best_so_far_ms=self.best.objective_ms if self.best else None,
-            elapsed_cost_s=self.stats.clock_s,
-            profiled=profiled,
-        )
+        best = self.best
+        if charged and result.status is Status.OK and (best is None or result.fitness < best.fitness):
+            self.best = best = result
+        event = made(Event, step=self._step, result=result, kind=kind, charged=charged, tuner_s=tuner_s,
+                     best_so_far_ms=best.objective_ms if best is not None else None,
+                     elapsed_cost_s=self.stats.clock_s, profiled=profiled)
         self._step += 1
         for obs in self.observers:
             obs.on_result(event)
         self._clock_mark()
-        return Answer(result, kind, charged)
+        return made(Answer, result=result, kind=kind, charged=charged)
 
     def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None,
                repeats: int | None = None) -> Answer | None:
         """Check, charge and schedule one proposal; the answer of a refused one (nothing scheduled)."""
-        check_repeats(repeats)
+        if repeats is not None:
+            check_repeats(repeats)
         factor = self.timeout_factor
         if timeout_factor is not None:
             factor = min(check_factor(timeout_factor) or math.inf, factor or math.inf)
         # a measurement cut off at the best so far starts once the answers before it came: it runs no earlier
-        ahead = self.runs_ahead.ignored(self._step) if factor is None and self.runs_ahead else 0
+        ahead = self.runs_ahead.ignored(self._step) if factor is None and self._slots > 1 and self.runs_ahead else 0
         tuner_s = self._lap()
         cfg = self._placed(config)
         key, row = cfg.flat, cfg.row
@@ -500,7 +502,8 @@ class Problem:
         latest answers it ignored."""
         self._flight.add((result, kind, charged, tuner_s, profiled), key, measures=kind in ("evaluated", "partial"),
                          compile_s=compile_s, device_s=device_s, total_s=total_s, ahead=ahead)
-        self._clock_mark()
+        if self._slots > 1:  # one slot: the answer is collected before the next proposal, and marks the clock then
+            self._clock_mark()
 
     def _lap(self) -> float:
         """The tuner's time since the last answer: the declared charge, else its clock's reading."""

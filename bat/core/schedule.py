@@ -119,6 +119,25 @@ class Schedule:
         else:
             heapq.heappush(self._done, (start + total, self._seq, key))
 
+    def run_alone(self, key: int, compile_s: float, device_s: float, total_s: float) -> float:
+        """``submit`` and ``next`` of job ``key`` with nothing else in flight, on one worker and one device
+        (``parallelism.sequential``), in one step: the same checks, state and finish time (returned), but
+        ``now``, which the caller moves to that time when it hands the result back (``next`` moves it)."""
+        if not (0 <= compile_s < math.inf and 0 <= device_s < math.inf):
+            raise ValueError(f"job {key}: compile {compile_s!r} s and device {device_s!r} s must be finite and >= 0")
+        start = end = self.now
+        if compile_s > 0:
+            start = max(start, self._workers[0])
+            end = self._workers[0] = start + min(compile_s, total_s)
+        self._compiled_by = max(self._compiled_by, end)
+        self._seq += 1
+        if device_s > 0:
+            free = self._devices[0]
+            finish = self._devices[0] = start + total_s if free <= end else max(end, free) + device_s
+        else:
+            finish = start + total_s
+        return finish
+
     def next(self) -> tuple[int, float]:
         """The job that finishes first and its finish time; the clock moves there."""
         while self._compiled:

@@ -185,7 +185,7 @@ class SearchSpace:
         if not (isinstance(row, list | tuple) and len(row) == len(self._radix_list)
                 and all(isinstance(i, int) and 0 <= i < r for i, r in zip(row, self._radix_list, strict=True))):
             row = self._rows(np.asarray(idx_row))[0].tolist()  # checked (raises SpaceSpecError), first row
-        return IndexedConfig(zip(self.names, map(tuple.__getitem__, self._plain_values, row), strict=True), self,
+        return IndexedConfig.made(zip(self.names, map(tuple.__getitem__, self._plain_values, row), strict=True), self,
                              tuple(row), sum(map(int.__mul__, row, self._stride_list)), None)
 
     def configs(self, idx: np.ndarray) -> list[IndexedConfig]:
@@ -193,7 +193,8 @@ class SearchSpace:
         idx = self._rows(idx)
         names = self.names
         values = zip(*(column[idx[:, j]] for j, column in enumerate(self._object_values)), strict=True)
-        return [IndexedConfig(zip(names, row_values, strict=True), self, tuple(row), flat, ok)
+        made = IndexedConfig.made
+        return [made(zip(names, row_values, strict=True), self, tuple(row), flat, ok)
                 for row_values, row, flat, ok in zip(values, idx.tolist(), (idx @ self.strides).tolist(),
                                                      self.is_valid(idx).tolist(), strict=True)]
 

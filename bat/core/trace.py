@@ -65,7 +65,7 @@ class TraceRecorder:
             event.step,
             event.kind,
             event.charged,
-            r.status.value,
+            r.status._value_,  # its value (read without the descriptor: once per evaluation)
             r.objective_ms if r.objective_ms is not None else NAN,
             event.best_so_far_ms if event.best_so_far_ms is not None else NAN,
             r.cost_s if parted else (profile_cost_s(r) if event.kind == "profile" else 0.0),
@@ -82,11 +82,33 @@ class TraceRecorder:
         return len(self._rows)
 
     def frame(self) -> pd.DataFrame:
-        cols = [*self.parameters, *TRACE_COLUMNS]
-        return pd.DataFrame.from_records(self._rows, columns=cols)
+        return records_frame(self._rows, [*self.parameters, *TRACE_COLUMNS])
 
     def save(self, path: str | Path, *, overwrite: bool = True, numbered: bool = False) -> Path:
         return write_trace(self.frame(), self.meta, path, overwrite=overwrite, numbered=numbered)
+
+
+#: Arrow types whose conversion to pandas gives the dtype and values pandas infers from the Python values
+_PLAIN_TYPES = (pa.int64(), pa.float64(), pa.bool_(), pa.string(), pa.null())
+#: rows from which Arrow builds a trace's frame faster than pandas (it costs about 0.3 ms more at 50 rows)
+ARROW_FROM = 400
+
+
+def records_frame(rows: list[tuple[Any, ...]], columns: list[str], *, arrow_from: int = ARROW_FROM) -> pd.DataFrame:
+    """``pd.DataFrame.from_records(rows, columns=columns)``, the same frame, built column by column through
+    Arrow from ``arrow_from`` rows on when every column holds integers, floats, booleans or text, with or
+    without None (a third less time per row: once per run, on every row of the trace); other values (a
+    tuple, ints mixed with text or booleans, an integer past int64) and repeated column names are left to
+    pandas."""
+    if rows and len(rows) >= arrow_from and len(set(columns)) == len(columns):
+        try:
+            arrays = [pa.array(column) for column in zip(*rows, strict=True)]
+        except (pa.ArrowException, OverflowError):
+            arrays = []
+        if arrays and all(a.type in _PLAIN_TYPES for a in arrays):
+            frame: pd.DataFrame = pa.Table.from_arrays(arrays, names=columns).to_pandas()
+            return frame
+    return pd.DataFrame.from_records(rows, columns=columns)
 
 
 def write_trace(frame: pd.DataFrame, meta: dict[str, Any], path: str | Path, *, overwrite: bool = True,

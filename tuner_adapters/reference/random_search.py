@@ -66,7 +66,9 @@ class RandomSearch(Tuner):
         """Valid configurations not proposed yet, ``batch`` drawn at a time, until every one has been."""
         space = problem.space
         total = space.count_valid()
+        evaluated = problem.is_evaluated_id
         while problem.stats.evaluated < total:
-            for config in space.configs(space.sample_valid(min(self.batch, total), rng)):
-                if not problem.is_evaluated(config):
-                    yield config
+            rows = space.sample_valid(min(self.batch, total), rng)
+            fresh = [not evaluated(flat) for flat in space.to_ids(rows).tolist()]  # distinct rows: checked at once
+            if any(fresh):
+                yield from space.configs(rows[fresh])
