@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import numpy as np
-from matplotlib.ticker import LogFormatter, LogFormatterMathtext
 
 from bat.analysis.centrality import Centrality
 from bat.analysis.convergence import Curve
@@ -51,31 +50,42 @@ R = TypeVar("R")
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-class PlainLogFormatter(LogFormatter):
-    """matplotlib's log-axis labels (which ticks get one is its choice) written as plain text.
+@functools.cache
+def plain_log_formatter() -> type:
+    """``PlainLogFormatter``, a ``matplotlib.ticker.LogFormatter`` made on first use (so that importing
+    this module, as the leaderboard and the tests' collection do, does not load matplotlib)."""
+    from matplotlib.ticker import LogFormatter
 
-    Powers of ten from 0.001 to 1000 read as decimals, the others as 10 with a superscript
-    exponent (no mathtext needed); a labelled tick between decades (2, 30, 0.05) reads as ``%g``.
-    """
+    class PlainLogFormatter(LogFormatter):
+        """matplotlib's log-axis labels (which ticks get one is its choice) written as plain text.
 
-    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
-        exponent = np.log10(abs(x)) if x else 0.0
-        if x and abs(exponent - round(exponent)) < 1e-9 and not -3 <= round(exponent) <= 3:
-            return ("-" if x < 0 else "") + "10" + str(round(exponent)).translate(_SUPERSCRIPT)
-        return f"{x:g}"
+        Powers of ten from 0.001 to 1000 read as decimals, the others as 10 with a superscript
+        exponent (no mathtext needed); a labelled tick between decades (2, 30, 0.05) reads as ``%g``.
+        """
+
+        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+            exponent = np.log10(abs(x)) if x else 0.0
+            if x and abs(exponent - round(exponent)) < 1e-9 and not -3 <= round(exponent) <= 3:
+                return ("-" if x < 0 else "") + "10" + str(round(exponent)).translate(_SUPERSCRIPT)
+            return f"{x:g}"
+
+    return PlainLogFormatter
 
 
 def plain_ticks(fig: Figure) -> Figure:
     """``fig`` with every log-scaled axis labelled by ``PlainLogFormatter`` (major and minor ticks)."""
+    from matplotlib.ticker import LogFormatterMathtext
+
+    formatter = plain_log_formatter()
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() != "log":
                 continue
             # matplotlib's defaults write mathtext; a formatter the figure chose itself is kept
             if isinstance(axis.get_major_formatter(), LogFormatterMathtext):
-                axis.set_major_formatter(PlainLogFormatter())
+                axis.set_major_formatter(formatter())
             if isinstance(axis.get_minor_formatter(), LogFormatterMathtext):
-                axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+                axis.set_minor_formatter(formatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     return fig
 
 

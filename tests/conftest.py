@@ -15,6 +15,7 @@ default, fails, naming what it wrote (tests/outside_writes.py).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -29,6 +30,10 @@ import pytest  # noqa: E402
 from outside_writes import snapshot, written  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+#: each test's CPU seconds, measured by bench/slow_marks.py (--table): the order tests start in, and their slow marks
+CPU_TABLE = ROOT / "tests" / "cpu_seconds.json"
+#: CPU seconds above which a test is marked slow (bench/slow_marks.py, tests/test_slow_marks.py)
+SLOW_CPU_S = 10.0
 PUBLISHED = ROOT / "tests" / "fixtures" / "published"
 #: the top-level packages loaded once pytest had collected the tests, before any ran (tests/test_collection.py)
 LOADED_BY_COLLECTION = pytest.StashKey[frozenset[str]]()
@@ -69,7 +74,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The tools' caches in pytest's cache folder, shared by tests, xdist workers (which inherit the
-    variables) and later runs; without pytest's cache, in one temporary folder for the run."""
+    variables) and later runs; without pytest's cache, in one temporary folder for the run. pytest-xdist
+    hands out the tests in the order collection gives them (pytest_collection_modifyitems), not with the
+    groups of most tests first."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     if all(name in os.environ for name in TOOL_FOLDERS):
         return
     if getattr(config, "cache", None) is not None:
@@ -109,6 +118,26 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[LOADED_BY_COLLECTION] = frozenset(name.partition(".")[0] for name in sys.modules)
 
 
+def cpu_table() -> dict[str, float]:
+    """Each measured test's CPU seconds (tests/cpu_seconds.json)."""
+    return json.loads(CPU_TABLE.read_text())
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Slow tests first: run in parallel (pytest-xdist) they then overlap the many quick ones."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The longest tests first, so that in parallel (pytest-xdist) they overlap the many quick ones and no
+    worker ends the run alone on a long test. A test's length is its measured CPU seconds (tests not yet
+    measured: the slow mark's threshold if marked slow, else none); the tests of an ``xdist_group`` run on
+    one worker, one after the other, so they start as one, by their sum."""
+    measured = cpu_table()
+
+    def seconds(item: pytest.Item) -> float:
+        return measured.get(item.nodeid, SLOW_CPU_S if item.get_closest_marker("slow") else 0.0)
+
+    def group(item: pytest.Item) -> str:
+        marker = item.get_closest_marker("xdist_group")
+        return f"group:{marker.args[0] if marker.args else marker.kwargs['name']}" if marker else item.nodeid
+
+    length: dict[str, float] = {}
+    for item in items:
+        length[group(item)] = length.get(group(item), 0.0) + seconds(item)
+    items.sort(key=lambda item: -length[group(item)])

@@ -214,6 +214,7 @@ def test_result_states_rule_iterations_and_residual():
     assert f"rule l1 (tol 1e-09), {c.pagerank.iterations} iterations, residual" in line
 
 
+@pytest.mark.slow
 def test_dask_centrality_equals_single_machine():
     """The slabs on a LocalCluster give the single-machine PageRank and centrality (same blocks, same order)."""
     from distributed import Client, LocalCluster

@@ -118,6 +118,7 @@ def test_a_campaign_folder_of_parquet_runs_resumes_from_them(tmp_path: Path) -> 
         run_campaign(c, old)
 
 
+@pytest.mark.slow
 def test_pool_interruption_keeps_finished_chunks_and_resume_matches_a_clean_run(tmp_path: Path) -> None:
     c = campaign(repeats=4)
     total = len(c.runs())

@@ -84,6 +84,7 @@ def test_bad_baseline_file_is_a_clear_error(tmp_path: Path) -> None:
     assert main(["compare", "--tuners", RANDOM, *COMMON, "--out", str(tmp_path), "--baseline", str(bad)]) == 2
 
 
+@pytest.mark.slow
 def test_every_reference_strategy_and_library_tuner_in_a_small_campaign(tmp_path: Path) -> None:
     """All reference:* strategies, Optuna, SMAC and every Kernel Tuner strategy, tiny budgets.
 

@@ -7,8 +7,9 @@ read counters on coulomb (the shipped dataset with counters), the others on
 gemm (a constrained space). The two processes run side by side. A tuner
 whose library is not installed must fail the same way in both, with
 MissingDependencyError. The tuners that declare themselves ``slow`` (a
-surrogate fit per evaluation) form their own test, marked slow: CI runs it
-(``.ci/run`` runs every test); ``pytest -m "not slow"`` leaves it out.
+surrogate fit per evaluation) form their own test. Both tests take over 10 CPU seconds
+(tests/cpu_seconds.json), so both are marked slow: CI runs them (``.ci/run`` runs every test);
+``pytest -m "not slow"`` leaves them out.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def check_same_traces(names: list[str], tmp_path: Path) -> None:
         assert ma == mb, name
 
 
+@pytest.mark.slow
 def test_fast_tuners_same_seed_same_trace_across_hash_seeds(tmp_path: Path) -> None:
     check_same_traces(groups()["fast"], tmp_path)
 

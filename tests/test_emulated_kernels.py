@@ -27,7 +27,7 @@ BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "d
 
 
 #: over 10 CPU seconds with a cold build cache (bench/slow_marks.py): marked slow
-SLOW_SELECTIONS = {"nbody"}
+SLOW_SELECTIONS = {"nbody", "convolution_milo", "expdist", "hotspot"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SELECTIONS else n

@@ -148,6 +148,7 @@ def test_a_transfer_study_of_another_shape_is_refused_in_one_line(folders, key, 
         assert not (tmp_path / "new").exists() and not key.exists()
 
 
+@pytest.mark.slow
 def test_a_damaged_transfer_study_is_refused_never_a_crash(folders) -> None:
     # each a SourceError (exit 2); any other exception fails the test
     assert refusals(json.loads((folders["study"] / "results.json").read_text())) > 200

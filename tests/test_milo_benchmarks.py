@@ -54,6 +54,7 @@ def test_hip_twin_is_the_cuda_kernel_after_the_hip_include(name: str) -> None:
     assert hip == '#include "hip/hip_runtime.h"\n' + cuda
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MILO))
 def test_hip_twin_gives_the_cuda_outputs_bit_for_bit(name: str) -> None:
     bench = load_benchmark(name)
