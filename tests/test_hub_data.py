@@ -53,7 +53,8 @@ def test_t4_files_as_kernel_tuner_wrote_them_equal_the_cache_row_for_row(gpu):
     assert cache.meta.date == t4.meta.date != ""
 
 
-@pytest.mark.parametrize("space", ["convolution_milo", str(HUB / "convolution_milo.T1.json")])
+@pytest.mark.parametrize("space", ["convolution_milo", str(HUB / "convolution_milo.T1.json")],
+                         ids=["name", "space-file"])
 def test_a_hub_folder_imports_with_one_command(space, tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
