@@ -358,8 +358,9 @@ def run_specs(
                     batch.append(run_one(spec))
                     finished += 1
                     if live or len(batch) >= FLUSH_RUNS or time.monotonic() - flushed >= FLUSH_S:
-                        _store(store, batch, fresh)
-                        batch, flushed = [], time.monotonic()
+                        done, batch = batch, []  # a store that fails is not tried again below
+                        _store(store, done, fresh)
+                        flushed = time.monotonic()
                     if progress:
                         progress(finished, total)
             finally:  # an exception, Ctrl-C included, keeps every finished run
