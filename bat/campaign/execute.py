@@ -358,8 +358,8 @@ def run_specs(
                     batch.append(run_one(spec))
                     finished += 1
                     if live or len(batch) >= FLUSH_RUNS or time.monotonic() - flushed >= FLUSH_S:
-                        done, batch = batch, []  # a store that fails is not tried again below
-                        _store(store, done, fresh)
+                        ready, batch = batch, []  # a store that fails is not tried again below
+                        _store(store, ready, fresh)
                         flushed = time.monotonic()
                     if progress:
                         progress(finished, total)
