@@ -123,14 +123,27 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+#: footers' key-value metadata per file version (path, inode, size, modification time): every import checks
+#: its dataset against each registered one, and decoding their footers again each time was most of its cost
+_FOOTERS: dict[tuple[str, int, int, int], dict[bytes, bytes]] = {}
+_FOOTERS_KEPT = 1024
+
+
 def read_meta(path: str | Path) -> DatasetMeta:
-    """Metadata only, without reading the rows."""
+    """Metadata only, without reading the rows (a file's footer is decoded once per version of the file)."""
     path = Path(path)
     check_regular(path)
-    try:
-        meta = key_value_metadata(path)
-    except FooterError:
-        meta = _arrow_metadata(path)
+    st = path.stat()
+    version = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+    meta = _FOOTERS.get(version)
+    if meta is None:
+        try:
+            meta = key_value_metadata(path)
+        except FooterError:
+            meta = _arrow_metadata(path)
+        if len(_FOOTERS) >= _FOOTERS_KEPT:
+            _FOOTERS.pop(next(iter(_FOOTERS)))
+        _FOOTERS[version] = meta
     if META_KEY not in meta:
         raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
     return DatasetMeta.from_json(meta[META_KEY], str(path))
