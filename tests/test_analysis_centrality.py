@@ -172,6 +172,22 @@ def test_product_pagerank_with_single_value_and_single_axis_parameters(shape):
     assert np.max(np.abs(run.rank.reshape(shape) - ref) / ref) <= 1e-9
 
 
+def test_numba_threads_give_the_one_thread_pagerank(monkeypatch):
+    """Small products run the kernels on the calling thread alone (ffg_product.PARALLEL_FROM); on all of
+    Numba's threads the same fixed blocks give the same PageRank, bit for bit."""
+    import numba
+
+    from bat.analysis import ffg_product
+
+    f = _landscape((6, 5, 4), seed=13)
+    one = build_product_graph(f).pagerank(StopRule("l1", 1e-12))
+    monkeypatch.setattr(ffg_product, "PARALLEL_FROM", 0)
+    graph = build_product_graph(f)
+    assert graph.n_threads == numba.get_num_threads()
+    many = graph.pagerank(StopRule("l1", 1e-12))
+    assert many.iterations == one.iterations and np.array_equal(many.rank, one.rank)
+
+
 def test_l1_residual_is_the_real_one():
     """The residual a result states is ||G(x) - x||_1 with G networkx's own Google matrix."""
     import networkx as nx
