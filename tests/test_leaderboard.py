@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -323,13 +324,18 @@ def _paths(obj: object, prefix: tuple = ()) -> list[tuple]:
 
 def refusals(doc: dict) -> int:
     """How many damaged copies of the results ``doc`` (each key deleted, or set to a string, null, a list or -1)
-    are refused with SourceError; another exception fails the calling test."""
+    are refused with SourceError; another exception fails the calling test.
+
+    A copy is new along the damaged key's path only (a copy of the whole document each time cost as much as
+    checking it): the rest is shared with ``doc``, which must come out unchanged."""
+    whole = json.dumps(doc, sort_keys=True)
     refused = 0
     for path in _paths(doc):
         for bad in ("delete", "x", None, [], -1):
-            damaged = json.loads(json.dumps(doc))
+            damaged = copy.copy(doc)
             parent = damaged
             for key in path[:-1]:
+                parent[key] = copy.copy(parent[key])
                 parent = parent[key]
             if bad == "delete":
                 parent.pop(path[-1])
@@ -340,6 +346,7 @@ def refusals(doc: dict) -> int:
                 render(derive([Source("a", b"", damaged)], {}))
             except SourceError:
                 refused += 1
+    assert json.dumps(doc, sort_keys=True) == whole, "checking a damaged copy changed the document it came from"
     return refused
 
 
