@@ -9,7 +9,9 @@ names what is wrong with the file.
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,30 +125,32 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-#: footers' key-value metadata per file version (path, inode, size, modification time): every import checks
-#: its dataset against each registered one, and decoding their footers again each time was most of its cost
-_FOOTERS: dict[tuple[str, int, int, int], dict[bytes, bytes]] = {}
-_FOOTERS_KEPT = 1024
+#: the metadata read per file version (path, device, inode, size, modification time): every import checks its
+#: dataset against each registered one, and decoding their footers again each time was most of its cost
+_READ: dict[tuple[str, int, int, int, int], DatasetMeta] = {}
+_READ_KEPT = 1024
 
 
 def read_meta(path: str | Path) -> DatasetMeta:
-    """Metadata only, without reading the rows (a file's footer is decoded once per version of the file)."""
+    """Metadata only, without reading the rows (a file's footer is decoded once per version of the file; each
+    call gets a copy of its own)."""
     path = Path(path)
     check_regular(path)
     st = path.stat()
-    version = (str(path.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
-    meta = _FOOTERS.get(version)
+    version = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    meta = _READ.get(version)
     if meta is None:
         try:
-            meta = key_value_metadata(path)
+            footer = key_value_metadata(path)
         except FooterError:
-            meta = _arrow_metadata(path)
-        if len(_FOOTERS) >= _FOOTERS_KEPT:
-            _FOOTERS.pop(next(iter(_FOOTERS)))
-        _FOOTERS[version] = meta
-    if META_KEY not in meta:
-        raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
-    return DatasetMeta.from_json(meta[META_KEY], str(path))
+            footer = _arrow_metadata(path)
+        if META_KEY not in footer:
+            raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
+        meta = DatasetMeta.from_json(footer[META_KEY], str(path))
+        if len(_READ) >= _READ_KEPT:
+            _READ.pop(next(iter(_READ)))
+        _READ[version] = meta
+    return copy.deepcopy(meta)
 
 
 def _arrow_metadata(path: Path) -> dict[bytes, bytes]:
