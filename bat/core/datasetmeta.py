@@ -148,7 +148,7 @@ def read_meta(path: str | Path) -> DatasetMeta:
             raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
         meta = DatasetMeta.from_json(footer[META_KEY], str(path))
         if len(_READ) >= _READ_KEPT:
-            _READ.pop(next(iter(_READ)))
+            _READ.pop(next(iter(_READ)), None)  # another thread may have dropped it first
         _READ[version] = meta
     return copy.deepcopy(meta)
 
