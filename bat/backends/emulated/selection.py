@@ -71,11 +71,20 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
     block_text = " ".join(str(e) for e in bench.launch.get("block", []))
     shape = [n for n in space.names if re.search(rf"\b{n}\b", block_text)]
 
+    shapes: dict[tuple, tuple[int, int]] = {}  # (blocks, threads per block) of each configuration seen
+
+    def geometry(c: dict) -> tuple[int, int]:
+        key = tuple(c[n] for n in space.names)
+        if key not in shapes:
+            grid, block = bench.geometry(c, values)
+            shapes[key] = (math.prod(grid), math.prod(block))
+        return shapes[key]
+
     def threads(c: dict) -> int:
-        return math.prod(bench.geometry(c, values)[1])
+        return geometry(c)[1]
 
     def blocks(c: dict) -> int:
-        return math.prod(bench.geometry(c, values)[0])
+        return geometry(c)[0]
 
     edged: dict[tuple, bool] = {}
 
