@@ -94,7 +94,8 @@ def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
     """Configurations covering every value, every flag combination and the extremes.
 
     Extremes: the fewest and the most threads per block (of those, the least code) and the
-    largest code (tiles x unroll factors), from a uniform pool of valid configurations. Every value of
+    largest code (tiles x unroll factors; of that, the most threads), from a uniform pool of
+    valid configurations. Every value of
     every parameter and every combination of the flags that the pool holds is then
     covered greedily: the target whose cheapest configuration has the most code goes first,
     and among its configurations of that least code, the one that covers the most targets
@@ -109,8 +110,10 @@ def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
     rows = space.sample_valid(min(POOL, space.count_valid()), rng)
     threads = np.array([int(np.prod(bench.geometry(space.config(r))[1])) for r in rows])
     sizes = np.array([code_size(space.config(r)) for r in rows])
-    # the fewest and the most threads (of those, the least code), the most code
-    extremes = [int(np.lexsort((sizes, threads))[0]), int(np.lexsort((sizes, -threads))[0]), int(np.argmax(sizes))]
+    # the fewest and the most threads (of those, the least code), the most code (of that, the most threads:
+    # the largest shared-memory tiles, over the 48 KiB limit in Convolution's space)
+    extremes = [int(np.lexsort((sizes, threads))[0]), int(np.lexsort((sizes, -threads))[0]),
+                int(np.lexsort((-threads, -sizes))[0])]
     variants = []
     for j, param in enumerate(space.parameters):
         if is_code_size(param.name):

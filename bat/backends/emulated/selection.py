@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,10 +117,20 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
     candidates = [space.config(space.unrank_valid(np.array([0]))[0]), *pool(bench)]
     chosen: list[Selected] = [Selected(candidates[0], "first valid configuration")]
 
+    def at_edges_first(ranked: list[dict]) -> Iterator[dict]:
+        """``ranked`` with the configurations at their edges first, each group in its order: a stable sort on
+        ``not at_edges``, whose edge sizes are worked out only as far as the caller reads."""
+        later = []
+        for c in ranked:
+            if at_edges(c):
+                yield c
+            else:
+                later.append(c)
+        yield from later
+
     def best(score: Callable[[dict], float], why: str, among: list[dict], keep: set[str]) -> None:
-        ranked = sorted(among, key=lambda c: (not at_edges(c), blocks(c) < 2, -score(c), work(c),
-                                              threads(c) * blocks(c)))
-        for c in (simplest(c, keep | set(paths)) for c in ranked):
+        ranked = sorted(among, key=lambda c: (blocks(c) < 2, -score(c), work(c), threads(c) * blocks(c)))
+        for c in (simplest(c, keep | set(paths)) for c in at_edges_first(ranked)):
             if accept is None or accept(c):
                 chosen.append(Selected(c, why))
                 return
