@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from bat.core.benchmark import load_benchmark
+from bat.core.space import SearchSpace
 from bat.toolchain.resources import parse_ptxas_log, usage_of
 
 BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "dedispersion"]
@@ -78,7 +79,7 @@ def code_size(config: dict) -> int:
     return int(np.prod([max(int(v), 1) for k, v in config.items() if is_code_size(k)]))
 
 
-def lowered(space, row: np.ndarray, keep: str) -> np.ndarray:
+def lowered(space: SearchSpace, row: np.ndarray, keep: str) -> np.ndarray:
     """``row`` with every code-size parameter but ``keep`` at its smallest value that keeps it valid."""
     row = row.copy()
     for j, param in enumerate(space.parameters):
@@ -95,11 +96,10 @@ def stratified_sample(name: str, rng: np.random.Generator) -> list[dict]:
 
     Extremes: the fewest and the most threads per block (of those, the least code) and the
     largest code (tiles x unroll factors; of that, the most threads), from a uniform pool of
-    valid configurations. Every value of
-    every parameter and every combination of the flags that the pool holds is then
-    covered greedily: the target whose cheapest configuration has the most code goes first,
-    and among its configurations of that least code, the one that covers the most targets
-    still open. Candidates are the pool and, for each value of a tile size or an unroll
+    valid configurations. Every value of every parameter and every combination of the flags
+    that the pool holds is then covered greedily: the target whose cheapest configuration has
+    the most code goes first, and among its configurations of that least code, the one that
+    covers the most targets still open. Candidates are the pool and, for each value of a tile size or an unroll
     factor, the pool's smallest-code configuration with that value, its other tile sizes
     and unroll factors lowered (NVRTC's time grows faster than the code: unrolling
     Dedispersion's channel loop 768 times takes 5 CPU s with one sample per thread and
