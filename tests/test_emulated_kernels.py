@@ -26,8 +26,8 @@ BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "d
               "dedispersion_milo"]
 
 
-#: over 10 CPU seconds with a cold build cache (bench/slow_marks.py): marked slow
-SLOW_SELECTIONS = {"nbody", "convolution_milo", "expdist", "hotspot"}
+#: over 10 CPU seconds with a cold build cache (bench/slow_marks.py, tests/cpu_seconds.json): marked slow
+SLOW_SELECTIONS = {"nbody"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SELECTIONS else n

@@ -54,8 +54,8 @@ def test_hip_twin_is_the_cuda_kernel_after_the_hip_include(name: str) -> None:
     assert hip == '#include "hip/hip_runtime.h"\n' + cuda
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(MILO))
+@pytest.mark.parametrize("name", [pytest.param("convolution_milo", marks=pytest.mark.slow),  # over 10 CPU s
+                                  "dedispersion_milo"])
 def test_hip_twin_gives_the_cuda_outputs_bit_for_bit(name: str) -> None:
     bench = load_benchmark(name)
     sessions = EdgeSessions(bench, bench.size("emulation"))  # as bat verify --ci: each at its edge size

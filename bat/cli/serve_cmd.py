@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,9 +119,12 @@ def _socket(path: Path) -> Iterator[tuple[IO[bytes], IO[bytes]]]:
     The socket is bound and listening under a temporary name first and then renamed, so a client
     that sees ``path`` can connect at once.
     """
+    import socket  # here, not at the top: every bat command imports this module, one command serves
+
     from bat.core.errors import BatError
 
     _check_socket(path)
+
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     pending = path.with_name(f".{path.name}.{os.getpid()}.binding")
     try:

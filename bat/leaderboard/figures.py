@@ -28,15 +28,16 @@ def score_figure(data: dict[str, Any]) -> Figure:
     pyplot().close(fig)
     panels = fig.subplots(1, len(AXES), sharey=True)
     names = [r["tuner"] for r in rows]
+    color = series_style(0)["color"]
     for ax, axis in zip(panels, AXES, strict=True):
-        for y, r in enumerate(rows):
-            s = r[axis]
-            if s["score"] is None:
-                continue
-            err = None
-            if s["ci_low"] is not None and s["ci_high"] is not None:  # rounding: never below 0
-                err = [[max(s["score"] - s["ci_low"], 0.0)], [max(s["ci_high"] - s["score"], 0.0)]]
-            ax.errorbar([s["score"]], [y], xerr=err, fmt="o", capsize=3, color=series_style(0)["color"])
+        # every tuner's point in one call, and its interval in another (one artist per figure, not per tuner)
+        scored = [(y, r[axis]) for y, r in enumerate(rows) if r[axis]["score"] is not None]
+        bounded = [(y, s) for y, s in scored if s["ci_low"] is not None and s["ci_high"] is not None]
+        if bounded:  # rounding: never below 0
+            ax.errorbar([s["score"] for _, s in bounded], [y for y, _ in bounded], fmt="none", capsize=3, color=color,
+                        xerr=[[max(s["score"] - s["ci_low"], 0.0) for _, s in bounded],
+                              [max(s["ci_high"] - s["score"], 0.0) for _, s in bounded]])
+        ax.plot([s["score"] for _, s in scored], [y for y, _ in scored], "o", color=color)
         ax.axvline(0.0, color="0.5", linewidth=0.8, linestyle="--")
         ax.set_xlabel(f"{_AXIS_NAMES[axis]}\n(0 = random search, 1 = optimum)")
         ax.set_yticks(range(len(names)), names)

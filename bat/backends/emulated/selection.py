@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ import numpy as np
 from bat.backends.emulated.edges import edge_size
 from bat.core.benchmark import Benchmark, ProblemSize
 from bat.core.errors import SpaceSpecError
+from bat.core.expressions import LAUNCH_FUNCTIONS, parse_expression
 
 POOL = 4000
 SEED = 20240611
@@ -58,6 +59,27 @@ def pool(bench: Benchmark, size: int = POOL, seed: int = SEED) -> list[dict[str,
     return [space.config(row) for row in rows]
 
 
+def _shapes(bench: Benchmark, configs: list[dict[str, Any]], values: dict[str, Any]) -> dict[tuple, tuple[int, int]]:
+    """(blocks, threads per block) of each configuration (keyed by its values), the launch expressions
+    evaluated over all of them at once; one whose counts are not positive integers is left out (the
+    scalar ``Benchmark.geometry`` says what is wrong with it)."""
+    names = bench.space.names
+    if not configs or not all(bench.launch.get(key) for key in ("grid", "block")):
+        return {}
+    env = {**bench.problem_size, **values, **bench.constants, **{n: np.array([c[n] for c in configs]) for n in names}}
+    counts = []
+    for key in ("grid", "block"):
+        total = np.ones(len(configs))
+        for k, text in enumerate(bench.launch[key]):
+            where = f"{bench.path}: launch.{key}[{k}]"
+            expr = parse_expression(str(text), env, where=where, functions=LAUNCH_FUNCTIONS)
+            dim = np.broadcast_to(np.asarray(expr.evaluate(env), dtype=float), total.shape)
+            total = np.where((dim >= 1) & (dim == np.floor(dim)), total * dim, np.nan)
+        counts.append(total)
+    return {tuple(c[n] for n in names): (int(b), int(t)) for c, b, t in zip(configs, *counts, strict=True)
+            if not (np.isnan(b) or np.isnan(t))}
+
+
 def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
                  accept: Callable[[dict[str, Any]], bool] | None = None) -> list[Selected]:
     """The configurations CI emulates for ``bench`` (see the module docstring), without repeats.
@@ -71,11 +93,22 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
     block_text = " ".join(str(e) for e in bench.launch.get("block", []))
     shape = [n for n in space.names if re.search(rf"\b{n}\b", block_text)]
 
+    candidates = [space.config(space.unrank_valid(np.array([0]))[0]), *pool(bench)]
+    # (blocks, threads per block) of each configuration seen; the candidates' all at once
+    shapes = _shapes(bench, candidates, values)
+
+    def geometry(c: dict) -> tuple[int, int]:
+        key = tuple(c[n] for n in space.names)
+        if key not in shapes:
+            grid, block = bench.geometry(c, values)
+            shapes[key] = (math.prod(grid), math.prod(block))
+        return shapes[key]
+
     def threads(c: dict) -> int:
-        return math.prod(bench.geometry(c, values)[1])
+        return geometry(c)[1]
 
     def blocks(c: dict) -> int:
-        return math.prod(bench.geometry(c, values)[0])
+        return geometry(c)[0]
 
     edged: dict[tuple, bool] = {}
 
@@ -105,13 +138,22 @@ def ci_selection(bench: Benchmark, size: ProblemSize | None = None,
                     break
         return c
 
-    candidates = [space.config(space.unrank_valid(np.array([0]))[0]), *pool(bench)]
     chosen: list[Selected] = [Selected(candidates[0], "first valid configuration")]
 
+    def at_edges_first(ranked: list[dict]) -> Iterator[dict]:
+        """``ranked`` with the configurations at their edges first, each group in its order: a stable sort on
+        ``not at_edges``, whose edge sizes are worked out only as far as the caller reads."""
+        later = []
+        for c in ranked:
+            if at_edges(c):
+                yield c
+            else:
+                later.append(c)
+        yield from later
+
     def best(score: Callable[[dict], float], why: str, among: list[dict], keep: set[str]) -> None:
-        ranked = sorted(among, key=lambda c: (not at_edges(c), blocks(c) < 2, -score(c), work(c),
-                                              threads(c) * blocks(c)))
-        for c in (simplest(c, keep | set(paths)) for c in ranked):
+        ranked = sorted(among, key=lambda c: (blocks(c) < 2, -score(c), work(c), threads(c) * blocks(c)))
+        for c in (simplest(c, keep | set(paths)) for c in at_edges_first(ranked)):
             if accept is None or accept(c):
                 chosen.append(Selected(c, why))
                 return

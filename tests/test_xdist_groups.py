@@ -1,0 +1,35 @@
+"""The suite's ``xdist_group`` marks hold under ``--dist loadgroup`` (the README's test command).
+
+pytest-xdist keeps a group on one worker by suffixing each grouped test's id with ``@group`` in the worker; a
+pytest whose ids that assignment no longer reaches (9.2 with xdist 3.8) ran each group's tests on both workers,
+so the NVRTC sample (tests/test_kernels_compile.py) was compiled twice. pyproject.toml pins pytest below it.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from xdist.remote import WorkerInteractor
+
+pytest_plugins = ["pytester"]
+
+SOURCE = """
+import pytest
+
+pytestmark = pytest.mark.xdist_group("shared")
+
+def test_one():
+    pass
+
+@pytest.mark.xdist_group("other")
+def test_two():
+    pass
+"""
+
+
+def test_xdist_suffixes_a_grouped_tests_id_with_its_group(pytester: pytest.Pytester) -> None:
+    items = pytester.getitems(SOURCE)
+    config = SimpleNamespace(getvalue=lambda name: name == "loadgroup")
+    WorkerInteractor.pytest_collection_modifyitems(None, config, items)  # type: ignore[arg-type]
+    assert [item.nodeid.rpartition("::")[2] for item in items] == ["test_one@shared", "test_two@other_shared"]
