@@ -19,7 +19,9 @@ from bat.run.recording.run_journal import SUFFIX, JournalledBackend, journal_hea
 from bat.run.targets import Target
 from bat.testing.synthetic import FakeBackend, constrained_space
 
-BUDGET = 30
+#: the runs' budget: the interrupted runs stop after 11 evaluations, one past Optuna's 10 random start-up
+#: trials, so a resumed run answers a model's proposal from the journal too, then makes 9 more of its own
+BUDGET = 20
 #: on one worker: a tuner's uninterrupted run (``_whole``) is made once for both tests that compare with it
 pytestmark = pytest.mark.xdist_group("run_resume")
 
