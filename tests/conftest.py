@@ -8,7 +8,10 @@ are cached by source hash (bat.toolchain.nvrtc) for every test, xdist worker and
 Tests write only in their temporary folders and in pytest's cache folder (``.pytest_cache``; with
 ``-p no:cacheprovider``, a temporary folder removed after the run): each test's data folder
 (``BAT_DATA_DIR``), and the caches of the tools under test (compiled kernels, the emulator's builds,
-matplotlib's font list, IPython's profile and Jupyter's connection files, Hypothesis's examples). A run
+matplotlib's font list, IPython's profile and Jupyter's connection files, Hypothesis's examples), and
+Python's own bytecode (``PYTHONPYCACHEPREFIX``, written there even where ``PYTHONDONTWRITEBYTECODE`` is
+set: a clean install has no ``__pycache__``, and every process the tests start, ``bat`` commands, pool
+workers and isolated tuners, compiled each module it imported from source again). A run
 that wrote anywhere else in the repository, or in the folders of ``$HOME`` where those tools write by
 default, fails, naming what it wrote (tests/outside_writes.py).
 """
@@ -42,7 +45,7 @@ BEFORE_RUN = pytest.StashKey[tuple]()
 #: variables that tell a tool where to write, and the cache folder each gets
 TOOL_FOLDERS = {"BAT_NVRTC_CACHE": "bat-nvrtc", "BAT_EMULATION_CACHE": "bat-emulated", "MPLCONFIGDIR": "matplotlib",
                 "IPYTHONDIR": "ipython", "JUPYTER_RUNTIME_DIR": "jupyter-runtime",
-                "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis"}
+                "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis", "PYTHONPYCACHEPREFIX": "pycache"}
 
 
 def _present(path: Path) -> Path:
@@ -89,6 +92,9 @@ def pytest_configure(config: pytest.Config) -> None:
         folders = {name: os.path.join(base, folder) for name, folder in TOOL_FOLDERS.items()}
     for name, folder in folders.items():
         os.environ.setdefault(name, folder)
+    # this process compiles into the bytecode folder from now on, the processes it starts from their start
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.pycache_prefix, sys.dont_write_bytecode = os.environ["PYTHONPYCACHEPREFIX"], False
 
 
 def _controller(config: pytest.Config) -> bool:

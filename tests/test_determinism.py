@@ -1,13 +1,14 @@
 """`bat run` gives every registered tuner the same trace for the same seed in two processes whose
 string hashing differs (PYTHONHASHSEED 1 and 2), wall-clock columns aside.
 
-Each process runs `bat run` through its real entry point for every tuner of
-one group, one after the other, with a budget of 10 evaluations: tuners that
+Each process runs `bat run` through its real entry point for every registered
+tuner, one after the other, with a budget of 10 evaluations: tuners that
 read counters on coulomb (the shipped dataset with counters), the others on
-gemm (a constrained space). The two processes run side by side. A tuner
+gemm (a constrained space). The two processes run side by side, once for the
+module (``runs``; its tests on one xdist worker). A tuner
 whose library is not installed must fail the same way in both, with
 MissingDependencyError. The tuners that declare themselves ``slow`` (a
-surrogate fit per evaluation) form their own test. Both tests take over 10 CPU seconds
+surrogate fit per evaluation) are checked by their own test. Both tests take over 10 CPU seconds
 (tests/cpu_seconds.json), so both are marked slow: CI runs them (``.ci/run`` runs every test);
 ``pytest -m "not slow"`` leaves them out.
 """
@@ -31,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WALL_CLOCK_COLUMNS = ("tuner_s",)
 WALL_CLOCK_META = ("tuner_s", "wall_s")
 HASH_SEEDS = ("1", "2")
+#: one worker for the module: the two processes (``runs``) serve both tests
+pytestmark = pytest.mark.xdist_group("determinism")
 
 CHILD = textwrap.dedent("""
     import contextlib, io, json, sys
@@ -72,8 +75,14 @@ def run_both(names: list[str], tmp_path: Path) -> list[tuple[Path, dict]]:
     return results
 
 
-def check_same_traces(names: list[str], tmp_path: Path) -> None:
-    (out_a, rep_a), (out_b, rep_b) = run_both(names, tmp_path)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, dict]]:
+    """Every registered tuner run by ``bat run`` in each of the two processes: (output folder, report) of each."""
+    return run_both(tuner_names(), tmp_path_factory.mktemp("hash-seeds"))
+
+
+def check_same_traces(names: list[str], runs: list[tuple[Path, dict]]) -> None:
+    (out_a, rep_a), (out_b, rep_b) = runs
     for name in names:
         a, b = rep_a[name], rep_b[name]
         assert a["code"] == b["code"], f"{name}: exit {a['code']} vs {b['code']}"
@@ -101,15 +110,15 @@ def check_same_traces(names: list[str], tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_fast_tuners_same_seed_same_trace_across_hash_seeds(tmp_path: Path) -> None:
-    check_same_traces(groups()["fast"], tmp_path)
+def test_fast_tuners_same_seed_same_trace_across_hash_seeds(runs: list[tuple[Path, dict]]) -> None:
+    check_same_traces(groups()["fast"], runs)
 
 
 @pytest.mark.slow
-def test_slow_tuners_same_seed_same_trace_across_hash_seeds(tmp_path: Path) -> None:
+def test_slow_tuners_same_seed_same_trace_across_hash_seeds(runs: list[tuple[Path, dict]]) -> None:
     names = groups()["slow"]
     assert {"smac", "smac:bo"} <= set(names)
-    check_same_traces(names, tmp_path)
+    check_same_traces(names, runs)
 
 
 def test_the_groups_cover_every_registered_tuner() -> None:

@@ -200,6 +200,27 @@ def test_the_users_pythonpath_reaches_the_isolated_child_after_its_code_links(tm
     assert env["BAT_RESULTS"].startswith(str(tmp_path))
 
 
+def test_the_bytecode_cache_is_granted_read_only_and_named_to_the_child_unless_it_touches_data(tmp_path,
+                                                                                                monkeypatch):
+    from bat.tuner_adapters import grants
+    from bat.tuner_adapters.isolated import _environment
+
+    cache, data = tmp_path / "pycache", tmp_path / "data"
+    cache.mkdir()
+    monkeypatch.setenv("BAT_DATA_DIR", str(data))
+    monkeypatch.delenv("BAT_RESULTS", raising=False)
+    monkeypatch.setattr(sys, "pycache_prefix", str(cache))
+    assert grants.bytecode_cache() == str(cache.resolve()) and str(cache.resolve()) in grants._base()
+    assert _environment(tmp_path / "scratch")["PYTHONPYCACHEPREFIX"] == str(cache.resolve())
+    monkeypatch.setattr(sys, "pycache_prefix", str(data / "pycache"))  # inside the data folder
+    (data / "pycache").mkdir(parents=True)
+    assert grants.bytecode_cache() is None and "PYTHONPYCACHEPREFIX" not in _environment(tmp_path / "scratch")
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path))  # holding the data folder
+    assert grants.bytecode_cache() is None
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    assert grants.bytecode_cache() is None
+
+
 @needs_landlock
 @pytest.mark.parametrize("library", ["optuna", "smac", "kernel_tuner:genetic_algorithm"])
 def test_the_library_tuners_run_isolated_to_their_budget(library):

@@ -2,17 +2,19 @@
 
 The package is written and built here (setuptools, no network), installed
 with pip into a temporary folder, and put on the ``PYTHONPATH`` of the
-``bat`` subprocesses: the registry finds its ``bat.tuners`` entry point in
+subprocess that runs a test's ``bat`` commands: the registry finds its ``bat.tuners`` entry point in
 the installed metadata. Nothing in this repository names it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -103,40 +105,58 @@ def installed(tmp_path_factory) -> Path:
     return target
 
 
-def bat(site: Path, *args: str) -> subprocess.CompletedProcess:
+#: the child that runs ``bat`` commands one after another in one process, each as the shell would (its exit
+#: code, its output), and prints what each did as JSON: one process start serves several commands
+CHILD = textwrap.dedent("""
+    import contextlib, io, json, sys
+    from bat.cli import main
+
+    done = []
+    for args in json.loads(sys.argv[1]):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        done.append({"returncode": code, "stdout": out.getvalue(), "stderr": err.getvalue()})
+    print(json.dumps(done))
+""")
+
+
+def bat(site: Path, *commands: list[str]) -> list[SimpleNamespace]:
+    """Each of ``commands`` run by ``bat`` in one subprocess whose ``PYTHONPATH`` starts with ``site``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
            "COLUMNS": "200"}
-    code = textwrap.dedent("""
-        import sys
-        from bat.cli import main
-        raise SystemExit(main(sys.argv[1:]))
-    """)
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(commands)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [SimpleNamespace(**one) for one in json.loads(proc.stdout.splitlines()[-1])]
 
 
 def test_an_installed_package_adds_a_tuner(installed, tmp_path):
-    listed = bat(installed, "list", "tuners")
+    out = tmp_path / "t.parquet"
+    listed, ran = bat(installed, ["list", "tuners"],
+                      ["run", "--tuner", "first_valid", "-O", "offset=2", "--benchmark", "pnpoly", "--budget", "4",
+                       "--out", str(out)])
     assert listed.returncode == 0, listed.stderr
     assert "first_valid" in listed.stdout and "third-party example" in listed.stdout
-    out = tmp_path / "t.parquet"
-    ran = bat(installed, "run", "--tuner", "first_valid", "-O", "offset=2", "--benchmark", "pnpoly", "--budget", "4",
-              "--out", str(out))
     assert ran.returncode == 0, ran.stderr
     trace, meta = read_trace(out)
     assert meta["tuner"] == "first_valid" and int(trace["charged"].sum()) == 4
 
 
 def test_without_the_package_the_tuner_is_unknown(tmp_path):
-    ran = bat(tmp_path, "run", "--tuner", "first_valid", "--benchmark", "pnpoly", "--budget", "4")
+    (ran,) = bat(tmp_path, ["run", "--tuner", "first_valid", "--benchmark", "pnpoly", "--budget", "4"])
     assert ran.returncode == 2 and "unknown tuner 'first_valid'" in ran.stderr
 
 
 def test_an_installed_backend_takes_part_in_auto(installed, tmp_path):
-    listed = bat(installed, "list", "backends")
+    runs = [["run", "-t", "reference:random", "-b", bench, "-n", "3", "-o", str(tmp_path / f"{bench}.parquet")]
+            for bench in ("pnpoly", "gemm")]
+    listed, ran, other = bat(installed, ["list", "backends"], *runs)
     assert listed.returncode == 0 and "constant" in listed.stdout, listed.stderr
-    ran = bat(installed, "run", "-t", "reference:random", "-b", "pnpoly", "-n", "3", "-o", str(tmp_path / "p.parquet"))
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[0].startswith("the constant device serves pnpoly: a constant-time stand-in device")
     assert "best time: 1.0000 ms" in ran.stdout
-    other = bat(installed, "run", "-t", "reference:random", "-b", "gemm", "-n", "3", "-o", str(tmp_path / "g.parquet"))
     assert other.returncode == 0 and other.stdout.startswith("no GPU found: replaying"), other.stderr  # offers nothing

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -13,12 +14,16 @@ import pytest
 
 from bat.core.errors import OutputError, RunInterrupted
 from bat.core.problem import Budget
-from bat.run.driver import run_tuner
+from bat.run.driver import RunResult, run_tuner
 from bat.run.recording.run_journal import SUFFIX, JournalledBackend, journal_header, open_checkpoint
 from bat.run.targets import Target
 from bat.testing.synthetic import FakeBackend, constrained_space
 
-BUDGET = 30
+#: the runs' budget: the interrupted runs stop after 11 evaluations, one past Optuna's 10 random start-up
+#: trials, so a resumed run answers a model's proposal from the journal too, then makes 9 more of its own
+BUDGET = 20
+#: on one worker: a tuner's uninterrupted run (``_whole``) is made once for both tests that compare with it
+pytestmark = pytest.mark.xdist_group("run_resume")
 
 
 class _Interrupting:
@@ -46,6 +51,12 @@ def _target(backend) -> Target:
                   best_known_ms=None)
 
 
+@functools.cache
+def _whole(tuner: str) -> RunResult:
+    """The uninterrupted run that a resumed one must equal (read, never changed, by the tests)."""
+    return run_tuner(tuner, _target(FakeBackend()), budget=Budget(max_evals=BUDGET), seed=4)
+
+
 def _header(seed: int = 4) -> dict:
     return journal_header(tuner="t", options=[], benchmark="synthetic", gpu="none", backend="fake",
                           budget_evals=BUDGET, budget_time_s=None, seed=seed,
@@ -55,7 +66,7 @@ def _header(seed: int = 4) -> dict:
 @pytest.mark.parametrize("tuner", ["reference:genetic", "reference:random_forest", "optuna"])
 def test_resumed_run_equals_uninterrupted_and_measures_nothing_twice(tmp_path: Path, tuner: str) -> None:
     trace = tmp_path / "run.parquet"
-    whole = run_tuner(tuner, _target(FakeBackend()), budget=Budget(max_evals=BUDGET), seed=4)
+    whole = _whole(tuner)
 
     first = open_checkpoint(trace, _header(), resume=False)
     cut = JournalledBackend(_Interrupting(FakeBackend(), after=11), first)
@@ -80,7 +91,7 @@ def test_resumed_run_equals_uninterrupted_and_measures_nothing_twice(tmp_path: P
 def test_the_library_resumes_like_bat_run(tmp_path: Path, tuner: str) -> None:
     """``run_tuner(out=..., resume=True)`` in a notebook does what ``bat run --resume`` does."""
     trace = tmp_path / "run.parquet"
-    whole = run_tuner(tuner, _target(FakeBackend()), budget=Budget(max_evals=BUDGET), seed=4)
+    whole = _whole(tuner)
     with pytest.raises(RunInterrupted, match=r"11 evaluations kept in .*run\.parquet\.\w+\.journal\.jsonl"):
         run_tuner(tuner, _target(_Interrupting(FakeBackend(), after=11)), budget=Budget(max_evals=BUDGET),
                   seed=4, out=trace)
@@ -115,6 +126,8 @@ def test_a_live_or_different_run_is_never_taken_over(tmp_path: Path) -> None:
     third.journal.close()
 
 
+#: the budget of the ``bat run`` that is killed, then resumed
+KILLED_N = 12
 BAT = [sys.executable, "-c", "import sys; from bat.cli import main; sys.exit(main(sys.argv[1:]))"]
 
 
@@ -137,9 +150,11 @@ def _wait_for_lines(runs: Path, lines: int, proc: subprocess.Popen) -> None:
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 def test_bat_run_killed_then_resumed(tmp_path: Path, how: signal.Signals) -> None:
     runs = Path(os.environ["BAT_DATA_DIR"]) / "runs"
-    args = ("run", "-b", "matmul_c", "--backend", "command", "-t", "reference:genetic", "-n", "24", "-s", "2")
+    # 12 evaluations, the kill after 5 are journalled: each host compile takes far longer than the poll, so the
+    # kill lands part-way, and the resumed run has 7 or so left to measure
+    args = ("run", "-b", "matmul_c", "--backend", "command", "-t", "reference:genetic", "-n", str(KILLED_N), "-s", "2")
     proc = _bat(*args)
-    _wait_for_lines(runs, 6, proc)
+    _wait_for_lines(runs, 5, proc)
     os.kill(proc.pid, how)
     out, _ = proc.communicate(timeout=60)
     journals = list(runs.glob(f"*{SUFFIX}"))
@@ -152,5 +167,6 @@ def test_bat_run_killed_then_resumed(tmp_path: Path, how: signal.Signals) -> Non
                              timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     said = " ".join(resumed.stdout.split())
-    assert f"resumed: {kept} evaluations answered from the interrupted run's journal, {24 - kept} measured now" in said
+    left = KILLED_N - kept
+    assert f"resumed: {kept} evaluations answered from the interrupted run's journal, {left} measured now" in said
     assert not list(runs.glob(f"*{SUFFIX}")) and len(list(runs.glob("*.parquet"))) == 1

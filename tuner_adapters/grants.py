@@ -9,6 +9,15 @@ folder that holds data (a ``.parquet`` file, the user's data folder or the
 shipped datasets) is refused with one line (a BatError: exit 2) before any
 run. An ``exec:`` program is granted as its own file, with the files and
 folders named on its command line under the same rule.
+
+Python's bytecode cache folder, when one is set (``sys.pycache_prefix``,
+from ``PYTHONPYCACHEPREFIX``), is granted too, read only, and named to the
+tuner's process (bat.tuner_adapters.isolated): it holds the compiled code of
+the modules Python loaded, so the tuner's process reads them instead of
+compiling every module it imports from source (an installation without
+``__pycache__`` folders, written by no process when ``PYTHONDONTWRITEBYTECODE``
+is set: importing SMAC from source took 6.1 CPU s here, from the cache 2.4 s). A cache folder
+inside a data folder, or holding one, is not granted.
 """
 
 from __future__ import annotations
@@ -36,8 +45,26 @@ class CodeGrant:
 
 
 def _base() -> list[str]:
-    """System folders, Python and BAT's code (a program may use BAT's protocol client)."""
-    return [*SYSTEM_READ, *python_paths(), *package_code("bat")]
+    """System folders, Python, BAT's code (a program may use BAT's protocol client) and the bytecode cache."""
+    return [*SYSTEM_READ, *python_paths(), *package_code("bat"), *filter(None, [bytecode_cache()])]
+
+
+def bytecode_cache() -> str | None:
+    """The real path of Python's bytecode cache folder (``sys.pycache_prefix``) when one is set, exists, and is
+    neither inside a data folder nor holds one; else None."""
+    prefix = sys.pycache_prefix
+    if not prefix or not os.path.isdir(prefix):
+        return None
+    real = os.path.realpath(prefix)
+    if any(_beneath(real, [data]) or _beneath(data, [real]) for data in _data_folders()):
+        return None
+    return real
+
+
+def _data_folders() -> list[str]:
+    """The real paths of the user's data folder and of ``BAT_RESULTS`` where it is set."""
+    return [os.path.realpath(f) for f in (str(data_dir()), *(os.environ[k] for k in ("BAT_RESULTS",)
+                                                               if k in os.environ))]
 
 
 def python_tuner(spec: str) -> CodeGrant:
@@ -72,9 +99,7 @@ def refuse_data(path: str, what: str) -> None:
     """A BatError when the folder ``path`` holds data (see the module docstring); nothing for a file."""
     if not os.path.isdir(path):
         return
-    data = [str(data_dir()), *(os.environ[k] for k in ("BAT_RESULTS",) if k in os.environ)]
-    for folder in data:
-        real = os.path.realpath(folder)
+    for real in _data_folders():
         if _beneath(real, [path]):
             raise BatError(f"{what}: its code folder {path} holds the data folder {real}; an isolated tuner is "
                            "granted its whole code folder, so move the code (or the data) elsewhere")

@@ -328,10 +328,13 @@ def _where(code: grants.CodeGrant) -> str:
 
 
 def _environment(scratch: Path) -> dict[str, str]:
-    """KEEP_ENV, the scratch folder as home and data folder, and on the Python path the links to the tuner's
-    code before the user's own PYTHONPATH (read only what the sandbox grants: bat.tuner_adapters.grants)."""
+    """KEEP_ENV, the scratch folder as home and data folder, on the Python path the links to the tuner's
+    code before the user's own PYTHONPATH (read only what the sandbox grants: bat.tuner_adapters.grants), and
+    the bytecode cache folder that the sandbox grants, if any."""
     env = {k: v for k, v in os.environ.items() if k in KEEP_ENV}
     path = [str(scratch / "code"), *(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)]
     env.update(HOME=str(scratch), TMPDIR=str(scratch), BAT_DATA_DIR=str(scratch / "bat-data"),
                BAT_RESULTS=str(scratch / "no-datasets"), PYTHONNOUSERSITE="1", PYTHONPATH=os.pathsep.join(path))
+    if cache := grants.bytecode_cache():  # granted read only: compiled modules read, not compiled again
+        env["PYTHONPYCACHEPREFIX"] = cache
     return env
