@@ -9,7 +9,7 @@ with ``dir()`` there) and deep-copies every parameter, among them each
 prior's NumPy random state. In a 40-trial black-box run this was two fifths
 of the run's CPU time, for objects that live one likelihood evaluation.
 
-While a ``kernels_copied()`` block runs (in any thread) SMAC's kernels clone with ``theta`` by copying
+Inside ``kernels_copied()`` SMAC's kernels clone with ``theta`` by copying
 each node of the tree (``copy.copy``, the kernels below it copied the same
 way) and then setting ``theta`` on the copy, as scikit-learn does. The copy
 holds the same parameter values as scikit-learn's clone: setting ``theta``
@@ -26,7 +26,6 @@ the recorded trace digests of ``smac:bo`` check whole runs).
 from __future__ import annotations
 
 import copy
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -50,29 +49,16 @@ def clone_with_theta(kernel: Any, theta: Any) -> Any:
     return cloned
 
 
-#: runs inside ``kernels_copied()`` now (SMAC runs in threads of one process, on a threaded Dask worker)
-_users = 0
-_lock = threading.Lock()
-
-
 @contextmanager
 def kernels_copied() -> Iterator[None]:
-    """SMAC's kernels take :func:`clone_with_theta` while any block runs; scikit-learn's own method afterwards."""
-    global _users
+    """SMAC's kernels take :func:`clone_with_theta` in the block; scikit-learn's own method afterwards."""
     from smac.model.gaussian_process.kernels.base_kernels import AbstractKernel
 
-    with _lock:
-        own = _users == 0 and "clone_with_theta" in vars(AbstractKernel)  # SMAC defined one: leave it
-        if not own:
-            _users += 1
-            AbstractKernel.clone_with_theta = clone_with_theta  # type: ignore[attr-defined]
-    if own:
+    if "clone_with_theta" in vars(AbstractKernel):  # SMAC defined one of its own: leave it
         yield
         return
+    AbstractKernel.clone_with_theta = clone_with_theta  # type: ignore[attr-defined]
     try:
         yield
     finally:
-        with _lock:
-            _users -= 1
-            if _users == 0:
-                del AbstractKernel.clone_with_theta  # type: ignore[attr-defined]
+        del AbstractKernel.clone_with_theta  # type: ignore[attr-defined]
