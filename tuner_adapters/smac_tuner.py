@@ -41,11 +41,7 @@ forest's trees are built with room for 2^20 leaves, about 144 MiB of node
 arrays per tree fit that glibc maps and unmaps each time (2.6 M page faults
 in a 60-trial GEMM run); the run therefore keeps freed memory in the heap
 (``bat.tuner_adapters.heap``). SMAC writes its run files into a temporary
-directory that is removed after the run. The Gaussian process's kernels are
-copied for each likelihood evaluation of its hyper-parameter fit by
-``bat.tuner_adapters.smac_kernels`` instead of scikit-learn's ``clone``
-(two fifths of a black-box run's CPU time): the same numbers, so the same
-proposals.
+directory that is removed after the run.
 
 Determinism: SMAC's local search starts from a set of configurations, whose
 order depends on the per-process string hash; the adapter hands the facade
@@ -83,7 +79,6 @@ from bat.core.tuner import Tuner, library_seed
 from bat.tuner_adapters.hash_order import smac_maximizer
 from bat.tuner_adapters.heap import heap_kept
 from bat.tuner_adapters.reference.steps import random_unevaluated
-from bat.tuner_adapters.smac_kernels import kernels_copied
 from bat.tuner_adapters.smac_space import configuration_space
 
 FACADES = ("hpo", "blackbox")
@@ -141,7 +136,7 @@ class SmacTuner(Tuner):
 
         threads = threadpool_limits(limits=self.n_jobs) if self.n_jobs > 0 else contextlib.nullcontext()
         self.smac_warnings = {}
-        with threads, heap_kept(), kernels_copied(), _smac_log_counted(self.smac_warnings), \
+        with threads, heap_kept(), _smac_log_counted(self.smac_warnings), \
                 tempfile.TemporaryDirectory(prefix="bat-smac-") as tmp:
             self._tune(problem, rng, tmp)
 
