@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the protocol server and NumPy load when a run starts, not w
     from bat.core.problem import Problem
     from bat.protocol.server import Outcome
 
-#: seconds a program gets to exit after its session ended, before it is killed
+#: seconds a program gets to exit after its session ended, before it is killed (one that stalled: none)
 EXIT_GRACE_S = 10.0
 
 
@@ -81,10 +81,11 @@ class ExternalTuner(Tuner):
             except OSError as exc:
                 raise TunerError(f"exec:{self.argv[0]}: cannot start it: {exc}") from exc
             assert process.stdin is not None and process.stdout is not None
+            outcome = None
             try:
                 outcome = session.run(process.stdout, process.stdin)
-            finally:
-                status = _finish(process)
+            finally:  # a program that stalled already had its silence limit to answer: it is killed at once
+                status = _finish(process, 0.0 if outcome is not None and outcome.stalled else EXIT_GRACE_S)
         self._report = _report(outcome, status, self.argv[0])
         if not outcome.hello:
             raise TunerError(f"exec:{self.argv[0]} ended (exit status {status}) before its hello; "
@@ -94,15 +95,15 @@ class ExternalTuner(Tuner):
         return dict(self._report)
 
 
-def _finish(process: subprocess.Popen) -> int:
-    """Close the program's input, give it time to exit, kill it otherwise, then end whatever of its process
-    group is left (a child it started in the background); its exit status."""
+def _finish(process: subprocess.Popen, grace_s: float) -> int:
+    """Close the program's input, give it ``grace_s`` seconds to exit, kill it otherwise, then end whatever of
+    its process group is left (a child it started in the background); its exit status."""
     assert process.stdin is not None and process.stdout is not None
     for stream in (process.stdin, process.stdout):
         with contextlib.suppress(OSError):  # a broken pipe on the final flush
             stream.close()
     try:
-        status = process.wait(timeout=EXIT_GRACE_S)
+        status = process.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         process.kill()
         status = process.wait()
