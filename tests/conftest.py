@@ -133,7 +133,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The longest tests first, so that in parallel (pytest-xdist) they overlap the many quick ones and no
     worker ends the run alone on a long test. A test's length is its measured CPU seconds (tests not yet
     measured: the slow mark's threshold if marked slow, else none); the tests of an ``xdist_group`` run on
-    one worker, one after the other, so they start as one, by their sum."""
+    one worker, one after the other, so they start as one, by their sum.
+
+    A test file whose tests name no group is a group of its own: its tests then run on one worker in their
+    order, and what they share (a module's fixtures, the caches its first test warms) is made once, where
+    spread over both workers it was made on each, and made again when other files' tests ran between."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
     measured = cpu_table()
 
     def seconds(item: pytest.Item) -> float:
