@@ -27,8 +27,9 @@ X = "X"
 
 #: (command, parameter name) -> a command line using it, X standing for the special path
 CASES: dict[tuple[str, str], list[str]] = {
-    ("analyze", "out"): ["analyze", "-b", "pnpoly", "--no-importance", "-o", X],
-    ("analyze", "traces"): ["analyze", "-b", "pnpoly", "--no-importance", "-o", "an", "--trace", X],
+    # one GPU's data: the same steps and files as four, a quarter of the figures to draw for each case
+    ("analyze", "out"): ["analyze", "-b", "pnpoly", "-g", "RTX_3090", "--no-importance", "-o", X],
+    ("analyze", "traces"): ["analyze", "-b", "pnpoly", "-g", "RTX_3090", "--no-importance", "-o", "an", "--trace", X],
     ("compare", "out"): [*COMPARE, "-o", X],
     ("compare", "tuner_options"): [*COMPARE, "-o", "c", "--tuner-options", X],
     ("compare", "baseline"): [*COMPARE, "-o", "c", "--baseline", X],

@@ -240,8 +240,8 @@ class Dataset:
             raise DatasetError(f"{path}: lacks columns {missing} (a dataset has its parameters and "
                                f"{', '.join(CORE_COLUMNS)})")
         check_column_types(table, params, str(path))
-        frame = table.to_pandas()
-        frame["times_ms"] = frame["times_ms"].map(_as_float_list)
+        frame = table.drop_columns(["times_ms"]).to_pandas()
+        frame.insert(table.column_names.index("times_ms"), "times_ms", _float_lists(table.column("times_ms")))
         for column in ("objective_ms", "compile_ms", "benchmark_ms"):
             frame[column] = frame[column].astype(float)
         frame["message"] = frame["message"].fillna("")
@@ -321,6 +321,20 @@ def _unstorable(frame: Any) -> str:
         except (OverflowError, pa.ArrowException):
             return str(column)[:80]
     return "?"
+
+
+def _float_lists(column: pa.ChunkedArray) -> list[list[float]]:
+    """Each row's ``times_ms`` as a list of floats, [] where there are none: a column of lists of numbers
+    without a missing element in one pass through Arrow, any other (numbers, nulls) row by row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.types as pat
+
+    if pat.is_list(column.type) or pat.is_large_list(column.type):
+        lists = column.cast(pa.large_list(pa.float64()))
+        if pc.list_flatten(lists).null_count == 0:  # a missing element is NaN row by row, as below
+            return [[] if values is None else values for values in lists.to_pylist()]
+    return [_as_float_list(value) for value in column.to_pandas()]
 
 
 def _as_float_list(value: object) -> list[float]:
