@@ -9,9 +9,10 @@ figure's width; every figure is drawn under ``STYLE`` (``styled``): constrained
 layout, so a plain ``fig.savefig(path)`` keeps every label and nothing overlaps,
 and no mathtext, so text from data (a GPU name, a label with ``$``) is drawn as
 written. Without mathtext matplotlib's own log-axis labels (``$\\mathdefault{10^{2}}$``) would print
-literally, so every log axis of a styled or saved figure gets ``PlainLogFormatter`` (``plain_ticks``):
-the same ticks, labelled in plain text (1, 10, 100, 1000, 10⁴, 0.01, 10⁻³). ``pyplot``, ``save_figure``,
-``set_title`` and ``styled`` are shared with the figures of ``bat compare`` and ``bat hypertune``.
+literally, so every log axis of a styled or saved figure gets ``PlainLogFormatter`` (``plain_ticks``,
+``bat.analysis.log_ticks``): the same ticks, labelled in plain text (1, 10, 100, 1000, 10⁴, 0.01, 10⁻³).
+``pyplot``, ``save_figure``, ``set_title`` and ``styled`` are shared with the figures of ``bat compare``
+and ``bat hypertune``.
 """
 
 from __future__ import annotations
@@ -47,45 +48,22 @@ STYLE: dict[RcKeyType, Any] = {"text.parse_math": False, "figure.constrained_lay
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-@functools.cache
-def plain_log_formatter() -> type:
-    """``PlainLogFormatter``, a ``matplotlib.ticker.LogFormatter`` made on first use (so that importing
-    this module, as the leaderboard and the tests' collection do, does not load matplotlib)."""
-    from matplotlib.ticker import LogFormatter
-
-    class PlainLogFormatter(LogFormatter):
-        """matplotlib's log-axis labels (which ticks get one is its choice) written as plain text.
-
-        Powers of ten from 0.001 to 1000 read as decimals, the others as 10 with a superscript
-        exponent (no mathtext needed); a labelled tick between decades (2, 30, 0.05) reads as ``%g``.
-        """
-
-        def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
-            exponent = np.log10(abs(x)) if x else 0.0
-            if x and abs(exponent - round(exponent)) < 1e-9 and not -3 <= round(exponent) <= 3:
-                return ("-" if x < 0 else "") + "10" + str(round(exponent)).translate(_SUPERSCRIPT)
-            return f"{x:g}"
-
-    return PlainLogFormatter
-
 
 def plain_ticks(fig: Figure) -> Figure:
     """``fig`` with every log-scaled axis labelled by ``PlainLogFormatter`` (major and minor ticks)."""
     from matplotlib.ticker import LogFormatterMathtext
 
-    formatter = plain_log_formatter()
+    from bat.analysis.log_ticks import PlainLogFormatter
+
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() != "log":
                 continue
             # matplotlib's defaults write mathtext; a formatter the figure chose itself is kept
             if isinstance(axis.get_major_formatter(), LogFormatterMathtext):
-                axis.set_major_formatter(formatter())
+                axis.set_major_formatter(PlainLogFormatter())
             if isinstance(axis.get_minor_formatter(), LogFormatterMathtext):
-                axis.set_minor_formatter(formatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+                axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     return fig
 
 
