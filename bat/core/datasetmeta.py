@@ -10,6 +10,7 @@ names what is wrong with the file.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -125,32 +126,28 @@ _META_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-#: the metadata read per file version (path, device, inode, size, modification time): every import checks its
-#: dataset against each registered one, and decoding their footers again each time was most of its cost
-_READ: dict[tuple[str, int, int, int, int], DatasetMeta] = {}
-_READ_KEPT = 1024
-
-
 def read_meta(path: str | Path) -> DatasetMeta:
     """Metadata only, without reading the rows (a file's footer is decoded once per version of the file; each
     call gets a copy of its own)."""
     path = Path(path)
     check_regular(path)
     st = path.stat()
-    version = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    meta = _READ.get(version)
-    if meta is None:
-        try:
-            footer = key_value_metadata(path)
-        except FooterError:
-            footer = _arrow_metadata(path)
-        if META_KEY not in footer:
-            raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
-        meta = DatasetMeta.from_json(footer[META_KEY], str(path))
-        if len(_READ) >= _READ_KEPT:
-            _READ.pop(next(iter(_READ)), None)  # another thread may have dropped it first
-        _READ[version] = meta
-    return copy.deepcopy(meta)
+    return copy.deepcopy(_decoded(str(path), (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size,
+                                              st.st_mtime_ns)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(path: str, version: tuple[str, int, int, int, int]) -> DatasetMeta:
+    """The metadata of the file ``path`` at ``version`` (its real path, device, inode, size and modification
+    time): every import checks its dataset against each registered one, and decoding their footers again each
+    time was most of its cost."""
+    try:
+        footer = key_value_metadata(Path(path))
+    except FooterError:
+        footer = _arrow_metadata(Path(path))
+    if META_KEY not in footer:
+        raise DatasetError(f"{path}: no BAT metadata (key 'bat') in the Parquet schema")
+    return DatasetMeta.from_json(footer[META_KEY], path)
 
 
 def _arrow_metadata(path: Path) -> dict[bytes, bytes]:
