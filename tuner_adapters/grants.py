@@ -63,8 +63,7 @@ def bytecode_cache() -> str | None:
 
 def _data_folders() -> list[str]:
     """The real paths of the user's data folder and of ``BAT_RESULTS`` where it is set."""
-    return [os.path.realpath(f) for f in (str(data_dir()), *(os.environ[k] for k in ("BAT_RESULTS",)
-                                                               if k in os.environ))]
+    return [os.path.realpath(f) for f in (str(data_dir()), os.environ.get("BAT_RESULTS")) if f is not None]
 
 
 def python_tuner(spec: str) -> CodeGrant:
