@@ -129,6 +129,7 @@ def cpu_table() -> dict[str, float]:
     return json.loads(CPU_TABLE.read_text())
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which names each test's group in its id
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The longest tests first, so that in parallel (pytest-xdist) they overlap the many quick ones and no
     worker ends the run alone on a long test. A test's length is its measured CPU seconds (tests not yet

@@ -5,7 +5,7 @@ Each process runs `bat run` through its real entry point for every registered
 tuner, one after the other, with a budget of 10 evaluations: tuners that
 read counters on coulomb (the shipped dataset with counters), the others on
 gemm (a constrained space). The two processes run side by side, once for the
-module (``runs``; its tests on one xdist worker). A tuner
+module (``runs``; its tests on one xdist worker, as every file's: tests/conftest.py). A tuner
 whose library is not installed must fail the same way in both, with
 MissingDependencyError. The tuners that declare themselves ``slow`` (a
 surrogate fit per evaluation) are checked by their own test. Both tests take over 10 CPU seconds
@@ -32,8 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 WALL_CLOCK_COLUMNS = ("tuner_s",)
 WALL_CLOCK_META = ("tuner_s", "wall_s")
 HASH_SEEDS = ("1", "2")
-#: one worker for the module: the two processes (``runs``) serve both tests
-pytestmark = pytest.mark.xdist_group("determinism")
 
 CHILD = textwrap.dedent("""
     import contextlib, io, json, sys

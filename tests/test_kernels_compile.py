@@ -27,8 +27,6 @@ BENCHMARKS = ["gemm", "nbody", "hotspot", "pnpoly", "convolution", "expdist", "d
 PER_BENCHMARK = 16
 POOL = 4000
 STATIC_SHARED_LIMIT = 49152
-#: one xdist worker runs every test that reads compiled() (--dist loadgroup), so the sample compiles once
-pytestmark = pytest.mark.xdist_group("nvrtc")
 FLAGS = {  # parameters that switch code paths: every combination is compiled
     "gemm": ["SA", "SB"],
     "nbody": ["use_soa", "local_mem", "vector_type"],

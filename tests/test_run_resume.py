@@ -22,8 +22,6 @@ from bat.testing.synthetic import FakeBackend, constrained_space
 #: the runs' budget: the interrupted runs stop after 11 evaluations, one past Optuna's 10 random start-up
 #: trials, so a resumed run answers a model's proposal from the journal too, then makes 9 more of its own
 BUDGET = 20
-#: on one worker: a tuner's uninterrupted run (``_whole``) is made once for both tests that compare with it
-pytestmark = pytest.mark.xdist_group("run_resume")
 
 
 class _Interrupting:
