@@ -152,3 +152,31 @@ def test_a_closed_problem_refuses_every_proposal_and_counts_it(space):
     assert p.stats.after_close == 3
     assert backend.asked == [{"x": 1, "y": 1}] and len(rec.frame()) == 1
     assert (p.stats.evaluated, p.stats.repeated, p.stats.rejected) == (1, 0, 0)
+
+
+def test_a_borrowed_configuration_is_copied_wherever_it_is_kept(space):
+    """The replay backend copies each configuration into its result, so the Problem hands it the tuner's own
+    (``copies_config``): the result, a rejected proposal's and a refused one's, never share the tuner's dict."""
+    p = Problem(space=space, backend=ReplayBackend(_dataset(space)), budget=Budget(max_evals=1))
+    valid, invalid, more = space.configs(space.encode([{"x": 1, "y": 2}, {"x": 8, "y": 4}, {"x": 2, "y": 2}]))
+    assert p.evaluate(valid).config == {"x": 1, "y": 2}
+    valid["x"] = 4  # the tuner changes its dict afterwards
+    assert p.best is not None and p.best.config == {"x": 1, "y": 2} and type(p.best.config) is dict
+    rejected = p.answer(invalid)
+    assert rejected.kind == "rejected" and rejected.result.config is not invalid
+    refused = p.answer(more)
+    assert refused.kind == "refused" and refused.result.config == more and refused.result.config is not more
+
+
+def test_tell_is_answer_heard_by_the_observers_alone(space):
+    """``tell`` makes the trace ``answer`` makes, and says False where ``answer`` is refused."""
+    proposals = [{"x": 1, "y": 2}, {"x": 8, "y": 4}, {"x": 1, "y": 2}, {"x": 2, "y": 2}, {"x": 4, "y": 4}]
+    traces = []
+    for told in (False, True):
+        rec = TraceRecorder(space.names)
+        p = Problem(space=space, backend=ReplayBackend(_dataset(space)), budget=Budget(max_evals=2),
+                    observers=[rec], tuner_charge_s=0.5)
+        made = [p.tell(c) if told else p.answer(c).kind != "refused" for c in proposals]
+        assert made == [True, True, True, True, False]
+        traces.append(rec.frame())
+    assert traces[0].equals(traces[1]) and len(traces[0]) == 4

@@ -48,6 +48,7 @@ class ReplayBackend:
 
     name = "replay"
     recorded = True  # answers from recorded data: a measurement with fewer repeats can be drawn (bat.core.fidelity)
+    copies_config = True  # each result holds its own plain copy of the configuration (bat.core.problem)
 
     def __init__(self, dataset: Dataset, *, noise: str = "none", noise_seed: int = 0) -> None:
         self.dataset = dataset

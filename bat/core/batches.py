@@ -4,7 +4,8 @@
 flight and the budget lasts, and collects the answers in simulated-time
 order, until the stream ends or the budget is spent and nothing is left in
 flight. With one compile worker and one device (one slot) this is the same
-sequence of evaluations as calling ``problem.evaluate`` on each proposal.
+sequence of evaluations as calling ``problem.evaluate`` on each proposal,
+and when no one asks for the answers none is made (``Problem.tell``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ def keep_full(problem: Problem, proposals: Iterable[Config], on_answer: Callable
     stream = iter(proposals)
     ended, slots = False, problem.slots
     flying = problem.in_flight  # counted here: one more per proposal submitted, one less per answer
+    if slots == 1 and not flying and on_answer is None:  # one at a time, the answers for the observers alone
+        while not problem.exhausted:
+            config = next(stream, None)
+            if config is None or not problem.tell(config, timeout_factor=timeout_factor):
+                return
+        return
     while True:
         while not ended and flying < slots and not problem.exhausted:
             config = next(stream, None)

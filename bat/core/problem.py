@@ -99,7 +99,12 @@ class EvalResult:
 
 
 class Backend(Protocol):
-    """Something that evaluates configurations: replay, live GPU, a command."""
+    """Something that evaluates configurations: replay, live GPU, a command.
+
+    One whose every result holds its own copy of the configuration may say so with a class attribute
+    ``copies_config = True`` (the replay backend): the Problem then hands it a configuration the space made
+    as the tuner proposed it, without copying it first.
+    """
 
     name: str
 
@@ -271,6 +276,9 @@ class Problem:
         self._index_of = [{_plain(v): i for i, v in enumerate(p.values)} for p in space.parameters]
         self._strides = tuple(space.strides.tolist())
         self._slots = parallelism.slots
+        #: the backend's results hold their own copy of the configuration (``copies_config``): a configuration the
+        #: space made is handed to it as the tuner proposed it, and copied only where the Problem keeps it itself
+        self._borrows = bool(getattr(backend, "copies_config", False))
 
     # -- state the tuner reads ---------------------------------------------
     @property
@@ -305,14 +313,14 @@ class Problem:
         """The configuration as a tuple of values in parameter order (checked)."""
         return tuple(self._placed(config).values())
 
-    def _placed(self, config: Config) -> IndexedConfig:
+    def _placed(self, config: Config, *, borrow: bool = False) -> IndexedConfig:
         """A fresh copy of a configuration (checked) that carries its value indices and flat id.
 
-        One the space made (an unchanged IndexedConfig) is copied with what it carries; any other
-        mapping is checked value by value (NumPy scalars as Python values).
+        One the space made (an unchanged IndexedConfig) is copied with what it carries (``borrow``: itself,
+        not copied); any other mapping is checked value by value (NumPy scalars as Python values).
         """
         if type(config) is IndexedConfig and config.flat >= 0 and config.space is self.space:  # indexed_in, inlined
-            return config.copy()
+            return config if borrow else config.copy()
         if len(config) != len(self._names) or any(n not in config for n in self._names):
             raise TunerError(
                 f"configuration has parameters {sorted(config)}, space {self.space.name} has {list(self._names)}"
@@ -359,11 +367,25 @@ class Problem:
         ``close`` every proposal raises ProblemClosedError.
         """
         with self._lock:
-            self._check_open()
-            if self._flight:
-                raise TunerError("collect the submitted evaluations (problem.collect) before evaluating one alone")
-            refused = self._start(config, profiled, timeout_factor, repeats)
+            refused = self._start_alone(config, profiled, timeout_factor, repeats)
             return refused if refused is not None else self._collect()
+
+    def tell(self, config: Config, *, timeout_factor: float | None = None) -> bool:
+        """``answer`` for a tuner that reads no answer: the observers alone hear it (no Answer is made; the
+        batches of bat.core.batches on one slot). False: the budget is spent (``refused``, nothing told)."""
+        with self._lock:
+            if self._start_alone(config, False, timeout_factor, None) is not None:
+                return False
+            self._answered()
+            return True
+
+    def _start_alone(self, config: Config, profiled: bool, timeout_factor: float | None,
+                     repeats: int | None) -> Answer | None:
+        """``_start`` of a proposal evaluated alone (nothing may be in flight)."""
+        self._check_open()
+        if self._flight:
+            raise TunerError("collect the submitted evaluations (problem.collect) before evaluating one alone")
+        return self._start(config, profiled, timeout_factor, repeats)
 
     def close(self) -> None:
         """End the run: every later proposal is refused (see the module docstring)."""
@@ -411,12 +433,17 @@ class Problem:
             return self._collect()
 
     def _collect(self) -> Answer:
+        result, kind, charged = self._answered()
+        return made(Answer, result=result, kind=kind, charged=charged)
+
+    def _answered(self) -> tuple[EvalResult, str, bool]:
+        """Hand the first answer to finish to the observers (the clock moves there): its result, kind and charge."""
         if not self._flight:
             raise TunerError("no proposal in flight to collect")
         result, kind, charged, tuner_s, profiled = self._flight.take()
         self.stats.clock_s = self._flight.now
         best = self.best
-        if charged and result.status is Status.OK and (best is None or result.fitness < best.fitness):
+        if charged and result.status is Status.OK and (best is None or _fitness(result) < _fitness(best)):
             self.best = best = result
         event = made(Event, step=self._step, result=result, kind=kind, charged=charged, tuner_s=tuner_s,
                      best_so_far_ms=best.objective_ms if best is not None else None,
@@ -425,7 +452,7 @@ class Problem:
         for obs in self.observers:
             obs.on_result(event)
         self._clock_mark()
-        return made(Answer, result=result, kind=kind, charged=charged)
+        return result, kind, charged
 
     def _start(self, config: Config, profiled: bool, timeout_factor: float | None = None,
                repeats: int | None = None) -> Answer | None:
@@ -438,7 +465,7 @@ class Problem:
         # a measurement cut off at the best so far starts once the answers before it came: it runs no earlier
         ahead = self.runs_ahead.ignored(self._step) if factor is None and self._slots > 1 and self.runs_ahead else 0
         tuner_s = self._lap()
-        cfg = self._placed(config)
+        cfg = self._placed(config, borrow=self._borrows)
         key, row = cfg.flat, cfg.row
         job: Hashable = key  # what the answer measures or waits for on the clock
         compile_s = device_s = total_s = 0.0
@@ -456,13 +483,14 @@ class Problem:
             result, kind, charged = self._seen[key], "repeat", False
         elif not self._valid(cfg):
             self.stats.rejected += 1
-            result = EvalResult(config=cfg, status=Status.CONSTRAINT_VIOLATION, message="violates a constraint")
+            result = EvalResult(config=cfg if cfg is not config else cfg.copy(), status=Status.CONSTRAINT_VIOLATION,
+                                message="violates a constraint")
             kind, charged = "rejected", False
         elif self.exhausted:
             self.stats.tuner_s -= tuner_s  # not a proposal: its time is the next one's
             self._pending_s += tuner_s
             self._clock_mark()
-            return Answer(EvalResult(config=cfg, status=Status.MISSING,
+            return Answer(EvalResult(config=cfg if cfg is not config else cfg.copy(), status=Status.MISSING,
                                      message=f"the budget of {self.budget.describe()} is spent"), "refused", False)
         elif repeats is not None and (key, repeats) in self._partial:
             self.stats.repeated += 1
@@ -491,7 +519,8 @@ class Problem:
             if not result.ok:
                 self.stats.failed += 1
             kind, charged = "evaluated", True
-            compile_s, device_s, total_s = result.compile_s, result.device_s, result.cost_s
+            total_s, compile_s = result.cost_s, result.compile_s
+            device_s = max(0.0, total_s - compile_s)  # result.device_s, inlined: once per evaluation
         self._schedule_job(result, kind, charged, tuner_s, profiled, job, compile_s, device_s, total_s, ahead)
         return None
 
@@ -547,6 +576,12 @@ def profile_cost_s(result: EvalResult) -> float:
     if "profile_ms" in result.extra:
         return float(result.extra["profile_ms"]) / 1000.0
     return result.cost_s
+
+
+def _fitness(ok: EvalResult) -> float:
+    """``ok.fitness`` of a result whose status is ok (the property, inlined: twice per evaluation)."""
+    objective = ok.objective_ms
+    return float(objective) if objective is not None else math.inf
 
 
 def _plain(value: Any) -> Any:

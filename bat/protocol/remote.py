@@ -94,6 +94,13 @@ class RemoteProblem(Problem):
             return False
         return True
 
+    def tell(self, config: Mapping[str, Any], *, timeout_factor: float | None = None) -> bool:
+        """``submit`` and ``collect``: the server's Problem answers it, and its trace records it."""
+        if not self.submit(config, timeout_factor=timeout_factor):
+            return False
+        self.collect()
+        return True
+
     def collect(self) -> Answer:
         if self._answer is None:
             raise TunerError("no proposal in flight to collect")
