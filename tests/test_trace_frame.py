@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from bat.core.trace import records_frame
+from bat.core.trace import records_frame, values_of
 
 COLUMNS = {
     "ints": [1, 2, 3], "int_none": [1, None, 3], "int_float": [1, 2.5, 3], "float_nan": [1.0, math.nan, 2.0],
@@ -43,3 +43,12 @@ def test_all_columns_together_empty_and_repeated_names() -> None:
     _same(list(zip(*COLUMNS.values(), strict=True)), names)
     _same([], names)
     _same([(1, 2.0), (3, 4.0)], ["x", "x"], written=False)
+
+
+@pytest.mark.parametrize("parameters", [(), ("x",), ("y", "x"), ("x", "y", "z")])
+def test_a_configurations_values_in_the_parameters_order(parameters: tuple[str, ...]) -> None:
+    """``values_of``: a tuple whatever the number of parameters (an itemgetter of one gives the value alone)."""
+    config = {"z": 3, "x": 1, "y": 2}
+    assert values_of(parameters)(config) == tuple(config[p] for p in parameters)
+    with pytest.raises(KeyError):
+        values_of((*parameters, "w"))(config)
