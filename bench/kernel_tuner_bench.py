@@ -24,8 +24,21 @@ Tuner loading its cache, leaves out), and one run of 50 evaluations is
 timed whole. Target: ours / peer <= 0.5 per evaluation, and a run of 50 at
 most 5 ms of CPU.
 
+The garbage collector, the same for both sides (``--gc``): a full
+collection of this process costs 30 to 70 ms of CPU (the loaded data's
+objects), 4 to 9 µs per evaluation in a difference of 7,500 evaluations,
+and whether one falls in the larger run, the smaller or neither depends on
+what the runs before left behind: that was the spread between the pairs, and
+the drift over them, of the earlier rounds (``--gc as-is``, nothing done).
+``collect`` (the default): every timed run starts from a full collection
+(``gc.collect()``, not timed), so the collections a run causes are the
+ones its own allocations cause; ``off``: the same, and the collector off
+inside each timed run (the evaluation work alone, neither side's
+collections). The full collections inside the timed runs of each side are
+counted and printed.
+
 Usage: ``python bench/kernel_tuner_bench.py [--strategies genetic_algorithm,...] [--budget 100]
-[--runs 20] [--pairs 3]`` or ``python bench/kernel_tuner_bench.py --margin [--pairs 3]``.
+[--runs 20] [--pairs 3]`` or ``python bench/kernel_tuner_bench.py --margin [--pairs 3] [--gc collect]``.
 Run it with a bytecode cache (unset PYTHONDONTWRITEBYTECODE; set
 PYTHONPYCACHEPREFIX), as a normal install has one. Target: ours / peer <= 1.2.
 """
@@ -33,6 +46,7 @@ PYTHONPYCACHEPREFIX), as a normal install has one. Target: ours / peer <= 1.2.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import random
@@ -114,40 +128,65 @@ class Ours:
         return int(result.trace["charged"].sum())
 
 
-def cpu_s(run: Callable[[], int], expected: int) -> float:
-    """CPU seconds of ``run()``, which must make ``expected`` evaluations."""
-    start = time.process_time()
-    made = run()
-    spent = time.process_time() - start
+#: full collections (generation 2) so far, and so far inside timed runs (``cpu_s``)
+FULL = {"all": 0, "timed": 0}
+
+
+def _count_full(phase: str, info: dict[str, int]) -> None:
+    FULL["all"] += phase == "stop" and info["generation"] == 2
+
+
+def cpu_s(run: Callable[[], int], expected: int, collector: str = "as-is") -> float:
+    """CPU seconds of ``run()``, which must make ``expected`` evaluations, with the garbage collector as
+    ``collector`` says (``--gc``; the full collection before the run is neither timed nor counted)."""
+    if collector != "as-is":
+        gc.collect()
+    full = FULL["all"]
+    if collector == "off":
+        gc.disable()
+    try:
+        start = time.process_time()
+        made = run()
+        spent = time.process_time() - start
+    finally:
+        if collector == "off":
+            gc.enable()
+    FULL["timed"] += FULL["all"] - full
     if made != expected:
         raise SystemExit(f"a run made {made} evaluations, not {expected}")
     return spent
 
 
-def margin(ours: Ours, peer: Peer, pairs: int, small: int, large: int) -> None:
+def margin(ours: Ours, peer: Peer, pairs: int, small: int, large: int, collector: str) -> None:
     """Random search at the margin, both sides in this process, in turns (see the module docstring)."""
     sides: dict[str, Callable[[int, int], int]] = {
         "ours": lambda n, seed: ours.run("", n, seed, tuner="reference:random"),
         "peer": lambda n, seed: peer.run("random_sample", n, seed)}
     per_eval: dict[str, list[float]] = {"ours": [], "peer": []}
     run50: dict[str, list[float]] = {"ours": [], "peer": []}
+    full = {"ours": 0, "peer": 0}
+    gc.callbacks.append(_count_full)
     for run in sides.values():  # warm-up: imports, the data check, Kernel Tuner's first cache load
         run(small, 0)
     for seed in range(1, pairs + 1):
         for side, run in sides.items():
-            big = cpu_s(lambda: run(large, seed), large)  # noqa: B023 (called at once)
-            little = cpu_s(lambda: run(small, seed), small)  # noqa: B023
+            before = FULL["timed"]
+            big = cpu_s(lambda: run(large, seed), large, collector)  # noqa: B023 (called at once)
+            little = cpu_s(lambda: run(small, seed), small, collector)  # noqa: B023
             per_eval[side].append((big - little) / (large - small) * 1e6)
-            run50[side].append(cpu_s(lambda: run(50, seed), 50) * 1e3)  # noqa: B023
+            run50[side].append(cpu_s(lambda: run(50, seed), 50, collector) * 1e3)  # noqa: B023
+            full[side] += FULL["timed"] - before
+    gc.callbacks.remove(_count_full)
     e = {k: statistics.median(v) for k, v in per_eval.items()}
     r = {k: statistics.median(v) for k, v in run50.items()}
-    print(f"| random search, in process, CPU (median of {pairs}, in turns) | peer (Kernel Tuner simulation mode, "
-          "random_sample) | ours (reference:random) | ours / peer |")
+    print(f"| random search, in process, CPU (median of {pairs}, in turns, --gc {collector}) | peer (Kernel Tuner "
+          "simulation mode, random_sample) | ours (reference:random) | ours / peer |")
     print("|---|---|---|---|")
     print(f"| per evaluation at the margin ({large} minus {small} evaluations) | {e['peer']:.1f} µs "
           f"| {e['ours']:.1f} µs | {e['ours'] / e['peer']:.2f} |")
     print(f"| one run of 50 evaluations | {r['peer']:.1f} ms | {r['ours']:.2f} ms | {r['ours'] / r['peer']:.2f} |")
     print(f"all pairs, µs per evaluation: {per_eval}; ms per run of 50: {run50}")
+    print(f"full collections inside the timed runs: {full}")
 
 
 def child(side: str, strategy: str, budget: int, runs: int, cache: Path) -> None:
@@ -178,6 +217,8 @@ def main() -> None:
     ap.add_argument("--margin", action="store_true", help="random search's cost at the margin and per run of 50")
     ap.add_argument("--small", type=int, default=500, help="--margin: evaluations of the smaller run")
     ap.add_argument("--large", type=int, default=8000, help="--margin: evaluations of the larger run")
+    ap.add_argument("--gc", choices=("collect", "off", "as-is"), default="collect",
+                    help="--margin: the garbage collector in each timed run (see the module docstring)")
     ap.add_argument("--child", choices=("ours", "peer"), help=argparse.SUPPRESS)
     ap.add_argument("--cache", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -192,7 +233,7 @@ def main() -> None:
         cache = export_cache(Path(tmp))
         ours, peer = Ours(), Peer(cache)
         if args.margin:
-            margin(ours, peer, args.pairs, args.small, args.large)
+            margin(ours, peer, args.pairs, args.small, args.large, args.gc)
             print(f"load average at the end: {os.getloadavg()[0]:.2f}")
             return
         print("| strategy | measurement | peer (Kernel Tuner simulation mode) | ours | ours / peer |")
