@@ -40,6 +40,7 @@ Usage: ``python bench/campaign_overhead.py [--runs 100] [--rounds 3] [--parts li
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -73,10 +74,13 @@ SCALING_TUNERS = ("optuna", "kernel_tuner:genetic_algorithm", "reference:genetic
 
 
 def fresh() -> None:
-    """Forget every target and data check this process holds, so each peer starts from the same place."""
+    """Forget every target and data check this process holds, and collect the garbage the peer before left (a
+    full collection is one peer's cost only when that peer made the garbage), so each peer starts from the
+    same place."""
     execute._TARGETS.clear()
     getattr(execute, "_CHECKS", {}).clear()  # where the campaign kept the checks (before the driver did)
     getattr(sys.modules.get("bat.run.driver"), "_checked", {}).clear()
+    gc.collect()
 
 
 def check(target: Target) -> None:
