@@ -38,7 +38,9 @@ distributed cluster (``Client.submit``); its worker processes keep their
 datasets across tasks the same way, and the results come back to the
 driver, which writes them (no shared file system needed). A live GPU
 backend always runs in this process, one run at a time. Local workers die
-with this process (bat.core.lifetime), a ``kill -9`` included.
+with this process (bat.core.lifetime), a ``kill -9`` included. While the
+runs run, what the process held before them is left out of the garbage
+collector's passes (``_settled``).
 
 Per budget b a run reports the best configuration among its first b charged
 evaluations (with replay noise: the one with the best observed objective,

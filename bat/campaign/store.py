@@ -3,8 +3,9 @@
 ``<out>/runs.sqlite`` has one table, ``runs(run_id, meta, trace)``: the
 run's metadata (spec, seed, per-budget results) as JSON and its trace as an
 Arrow IPC stream (``pyarrow.ipc.open_stream(blob).read_all().to_pandas()``
-reads it). The database runs in write-ahead-log mode: a commit is atomic, so
-an interruption, even ``kill -9``, leaves every committed run readable and
+reads it), in pages of ``PAGE_SIZE`` bytes. The database runs in
+write-ahead-log mode: a commit is atomic, so an interruption, even
+``kill -9``, leaves every committed run readable and
 never a half-written one; a rerun of the same campaign reads the stored ids
 and skips those runs. SQLite (Python's standard library) is the store
 because it gives exactly that, one file for a whole campaign and
