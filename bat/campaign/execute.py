@@ -394,7 +394,11 @@ def _settled() -> Iterator[None]:
     collector's passes until they end (``gc.freeze``): the runs' records stay alive until the campaign ends, so
     its collections reach the oldest generation, which would otherwise walk every object of the process each
     time (about 50 ms with pandas and pyarrow loaded); a pool forked meanwhile does not touch, and so copy, the
-    pages of those objects either. Nothing is lost: ``gc.unfreeze`` gives them back to the collector."""
+    pages of those objects either. Nothing is lost: ``gc.unfreeze`` gives them back to the collector. A process
+    that froze objects itself (``gc.get_freeze_count()``) is left as it is: unfreezing would undo its choice."""
+    if gc.get_freeze_count():
+        yield
+        return
     gc.freeze()
     try:
         yield
