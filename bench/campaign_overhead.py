@@ -2,7 +2,8 @@
 plain comparison, and the scaling over workers.
 
 Runs: ``reference:random`` on pnpoly (RTX 3090, replayed), budget 50, ``--runs`` seeds (those a campaign gives
-them). Peers, in this process, taking turns ``--rounds`` times, each from empty caches (targets, data checks):
+them). Peers, in this process, taking turns ``--rounds`` times, each from empty caches (targets, data checks) and
+after a full garbage collection (so that neither pays for the garbage the other left):
 
 - ``library``: the target loaded once (``replay_target``), its data checked once (``check_target``), then
   ``run_tuner(..., check_data=False)`` per run: what a notebook's loop over seeds costs;
@@ -23,7 +24,9 @@ through ``run_specs``, against a plain comparison of the same runs without their
 ``dask-warm``: one that ran the same campaign before, untimed, then forgot its targets and data checks as
 the driver does before each mode: a long-lived cluster, whose imports are done, as the driver's are)
 of 2 worker processes (its start not timed): wall seconds and the ratio to 1 worker, with the CPU seconds of this
-process, of its reaped children and of each Dask worker (read in the worker, ``Client.run``, before and after). On
+process, of its reaped children and of each Dask worker (read in the worker, ``Client.run``, before and after); for
+a local pool also where its wall time went (``chunks``: until the first chunk started, each worker's chunks in wall
+and CPU seconds, after the last chunk ended; ``_chunks_logged``). On
 a loaded machine the ratios are the CPU share the scheduler gave, not the code's: the load
 average is written before each measurement.
 
@@ -40,6 +43,7 @@ Usage: ``python bench/campaign_overhead.py [--runs 100] [--rounds 3] [--parts li
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -48,9 +52,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from bat.analysis.compare.transfer import plan_transfer
 from bat.core.problem import Budget
@@ -73,10 +80,13 @@ SCALING_TUNERS = ("optuna", "kernel_tuner:genetic_algorithm", "reference:genetic
 
 
 def fresh() -> None:
-    """Forget every target and data check this process holds, so each peer starts from the same place."""
+    """Forget every target and data check this process holds, and collect the garbage the peer before left (a
+    full collection is one peer's cost only when that peer made the garbage), so each peer starts from the
+    same place."""
     execute._TARGETS.clear()
     getattr(execute, "_CHECKS", {}).clear()  # where the campaign kept the checks (before the driver did)
     getattr(sys.modules.get("bat.run.driver"), "_checked", {}).clear()
+    gc.collect()
 
 
 def check(target: Target) -> None:
@@ -166,6 +176,42 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+@contextmanager
+def _chunks_logged(log: Path) -> Iterator[Path]:
+    """``execute_chunk`` wrapped while a pool runs (its workers are forked with the wrapper): each chunk appends its
+    worker's pid, its start and end (``perf_counter``, one clock for every process) and its CPU seconds to ``log``."""
+    real = execute.execute_chunk
+
+    def logged(specs: list[RunSpec]) -> list[Any]:
+        start, cpu = time.perf_counter(), time.process_time()
+        out = real(specs)
+        with log.open("a") as f:
+            f.write(json.dumps([os.getpid(), start, time.perf_counter(), time.process_time() - cpu]) + "\n")
+        return out
+
+    logged.__module__, logged.__qualname__ = real.__module__, real.__qualname__  # pickled by name, as the real one
+    execute.execute_chunk = logged
+    try:
+        yield log
+    finally:
+        execute.execute_chunk = real
+
+
+def _chunk_times(log: Path, start: float, done: float) -> dict[str, object]:
+    """Where a pool's campaign spent its wall time: until the first chunk started (loading and checking the targets,
+    forking), each worker's chunks (wall and CPU seconds, first start to last end), after the last chunk ended
+    (the last results stored, the pool and the store closed)."""
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    workers = {}
+    for pid in sorted({r[0] for r in rows}):
+        mine = [r for r in rows if r[0] == pid]
+        workers[str(pid)] = {"chunks": len(mine), "from_s": min(r[1] for r in mine) - start,
+                             "to_s": max(r[2] for r in mine) - start, "busy_s": sum(r[2] - r[1] for r in mine),
+                             "cpu_s": sum(r[3] for r in mine)}
+    return {"first_start_s": min(r[1] for r in rows) - start, "last_end_s": max(r[2] for r in rows) - start,
+            "after_last_s": done - max(r[2] for r in rows), "workers": workers}
+
+
 def part_scaling(modes: list[str], repeats: int) -> dict[str, object]:
     c = Campaign(tuners=tuple(TunerSpec.parse(t) for t in SCALING_TUNERS), targets=(TARGET,), budgets=(BUDGET,),
                  repeats=repeats)
@@ -192,8 +238,13 @@ def part_scaling(modes: list[str], repeats: int) -> dict[str, object]:
         with tempfile.TemporaryDirectory() as folder:
             if cluster is not None:
                 execute.run_campaign(c, folder, scheduler=cluster.scheduler_address)
+            elif mode == "1":
+                execute.run_campaign(c, folder)
             else:
-                execute.run_campaign(c, folder, workers=int(mode))
+                with _chunks_logged(Path(folder) / "chunks.log") as log:
+                    execute.run_campaign(c, folder, workers=int(mode))
+                    done = time.perf_counter()
+                chunks = _chunk_times(log, start, done)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         row: dict[str, object] = {"wall_s": wall, "cpu_s": time.process_time() - cpu,
@@ -204,6 +255,8 @@ def part_scaling(modes: list[str], repeats: int) -> dict[str, object]:
             row["dask_workers_cpu_s"] = sorted(workers_after[w] - workers_before[w] for w in workers_after)
             client.close()
             cluster.close()
+        if mode not in ("1", "dask", "dask-warm"):
+            row["chunks"] = chunks
         out[mode] = row
         print(mode, json.dumps(row), flush=True)
     ratios = {m: out["1"]["wall_s"] / out[m]["wall_s"] for m in out if "1" in out and m != "1"}  # type: ignore[operator]

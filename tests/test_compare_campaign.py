@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -19,7 +20,7 @@ from process_events import wait_for
 
 from bat.analysis.compare.assess import analyse
 from bat.analysis.compare.report import write_outputs
-from bat.campaign.design import Campaign, CampaignError, TunerSpec, resolve_targets
+from bat.campaign.design import Campaign, CampaignError, RunSpec, TunerSpec, resolve_targets, spec_dict
 from bat.campaign.execute import plan_chunks, run_campaign, run_cost
 from bat.core.errors import BatError, RegistryError, UnknownNameError
 from bat.registry import tuner_names
@@ -55,6 +56,20 @@ def test_seeds_are_stable_and_independent_of_budgets_and_other_tuners() -> None:
     assert all(seeds_a[k] == v for k, v in seeds_b.items())
     assert len(set(seeds_a.values())) == len(seeds_a)  # every (tuner, repeat) its own seed
     assert campaign(seed=1).run_seed("reference:random", *PNPOLY, 0) != a.run_seed("reference:random", *PNPOLY, 0)
+    assert all(s.seed == a.run_seed(s.tuner.seed_label, s.benchmark, s.gpu, s.repeat) for s in a.runs())
+
+
+def test_spec_dict_is_asdict_and_fresh() -> None:
+    """The run's metadata and id read ``spec_dict``: what ``asdict`` gives, for defaults and every option set."""
+    plain = campaign().runs()[0]
+    full = RunSpec(TunerSpec("t", "reference:random", ("a=1",), 4), "pnpoly", "RTX_3090", 2, 7, (4, 8), 3, "replay",
+                   "x.parquet", "resample", 0.5, True, ("A100",), 2, 3.0)
+    for spec in (plain, full):
+        assert spec_dict(spec) == dataclasses.asdict(spec)
+        assert list(spec_dict(spec)) == list(dataclasses.asdict(spec))
+        one = spec_dict(spec)
+        one["tuner"]["label"] = "changed"
+        assert spec_dict(spec) == dataclasses.asdict(spec)
 
 
 def test_budget_policy_runs_agnostic_tuners_once_and_others_per_budget() -> None:

@@ -3,6 +3,7 @@ this process commits its finished runs in flushes that an interruption does not 
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from pathlib import Path
 
@@ -72,3 +73,33 @@ def test_a_campaign_in_process_commits_flushes_and_an_interruption_keeps_every_f
     assert [r.meta["per_budget"] for r in resumed.records] == [r.meta["per_budget"] for r in clean.records]
     for again, first in zip(resumed.records, clean.records, strict=True):
         pd.testing.assert_frame_equal(again.trace.drop(columns=["tuner_s"]), first.trace.drop(columns=["tuner_s"]))
+
+
+def test_a_campaign_freezes_what_the_process_held_only_while_its_runs_run(tmp_path: Path) -> None:
+    """``execute._settled``: the objects held before the runs are out of the collector's passes during them (so its
+    full collections do not walk them), and given back after, an interruption included; a process that froze
+    objects itself keeps them frozen, and nothing more."""
+    c = Campaign(tuners=(RANDOM,), targets=(("pnpoly", "RTX_3090"),), budgets=(4,), repeats=2)
+    held = gc.get_freeze_count()
+    during = []
+
+    def interrupt(done: int, _total: int) -> None:
+        during.append(gc.get_freeze_count())
+        if done == 2:
+            raise KeyboardInterrupt
+
+    run_campaign(c, tmp_path / "a", progress=lambda done, total: during.append(gc.get_freeze_count()))
+    assert gc.get_freeze_count() <= held  # as it was (less where a frozen object was freed)
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(c, tmp_path / "b", progress=interrupt)
+    assert gc.get_freeze_count() <= held
+    assert during and all(n > held if held == 0 else n <= held for n in during)
+    gc.freeze()  # this process's own choice, from here on
+    try:
+        held = gc.get_freeze_count()
+        during.clear()
+        run_campaign(c, tmp_path / "c", progress=lambda done, total: during.append(gc.get_freeze_count()))
+        assert during and max(during) <= held  # nothing more frozen (a frozen object freed leaves the count)
+        assert gc.get_freeze_count() > held // 2  # and nothing given back
+    finally:
+        gc.unfreeze()

@@ -27,7 +27,8 @@ import functools
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -152,7 +153,7 @@ class RunSpec:
         device also holds the clock's revision (bat.core.schedule.CLOCK_REVISION), so one stored before a
         change of the parallel clock is run again.
         """
-        fields = asdict(self)
+        fields = spec_dict(self)
         if not fields["dataset"]:  # runs defined before datasets could be chosen keep their ids
             del fields["dataset"]
         if fields["noise"] == "none":
@@ -170,6 +171,20 @@ class RunSpec:
                 del fields[name]
         key = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+#: the fields ``spec_dict`` reads, in ``asdict``'s order
+_RUN_FIELDS = tuple(f.name for f in fields(RunSpec))
+_TUNER_FIELDS = tuple(f.name for f in fields(TunerSpec))
+
+
+def spec_dict(spec: RunSpec) -> dict[str, Any]:
+    """``dataclasses.asdict(spec)``, a fresh dict each call, made field by field: a spec's fields are text,
+    numbers and tuples of them (immutable: shared, not copied), its tuner's too; a run's metadata and its id
+    read it once per run, where ``asdict``'s deep copy cost about as much as summarising the run."""
+    out: dict[str, Any] = {name: getattr(spec, name) for name in _RUN_FIELDS}
+    out["tuner"] = {name: getattr(spec.tuner, name) for name in _TUNER_FIELDS}
+    return out
 
 
 @dataclass(frozen=True)
@@ -252,8 +267,9 @@ class Campaign:
 
     def run_seed(self, label: str, benchmark: str, gpu: str, repeat: int) -> int:
         """The seed of one repeat (derivation in the module docstring)."""
-        digest = hashlib.sha256(f"{label}|{benchmark}|{gpu}".encode()).digest()
-        words = np.frombuffer(digest[:16], dtype="<u4").tolist()
+        return self._seed(_seed_words(label, benchmark, gpu), repeat)
+
+    def _seed(self, words: list[int], repeat: int) -> int:
         return int(np.random.SeedSequence([self.seed, repeat, *words]).generate_state(1)[0])
 
     def runs(self) -> list[RunSpec]:
@@ -261,14 +277,15 @@ class Campaign:
         out: list[RunSpec] = []
         for t in self.tuners:
             groups = [self.budgets] if self._prefixes(t) else [(b,) for b in self.budgets]
-            for bench, gpu in self.targets:
+            for bench, gpu in self.targets:  # what the runs of one target share, worked out once
+                words, dataset, prior = _seed_words(t.seed_label, bench, gpu), self.dataset_for(bench, gpu), \
+                    self.prior_for(bench, gpu)
                 for r in range(self.repeats):
-                    seed = self.run_seed(t.seed_label, bench, gpu, r)
-                    out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend,
-                                       self.dataset_for(bench, gpu), noise=self.noise,
-                                       tuner_charge_s=self.tuner_charge_s, isolate=self.isolate,
-                                       prior=self.prior_for(bench, gpu), devices=self.devices,
-                                       timeout_factor=self.timeout_factor) for g in groups)
+                    seed = self._seed(words, r)
+                    out.extend(RunSpec(t, bench, gpu, r, seed, g, self.remeasure, self.backend, dataset,
+                                       noise=self.noise, tuner_charge_s=self.tuner_charge_s, isolate=self.isolate,
+                                       prior=prior, devices=self.devices, timeout_factor=self.timeout_factor)
+                               for g in groups)
         return sorted(out, key=lambda s: -s.max_budget)
 
     def _prefixes(self, t: TunerSpec) -> bool:
@@ -311,6 +328,12 @@ class Campaign:
 
 
 @functools.cache
+def _seed_words(label: str, benchmark: str, gpu: str) -> list[int]:
+    """The four words of a run's seed that name its tuner and target (module docstring)."""
+    digest = hashlib.sha256(f"{label}|{benchmark}|{gpu}".encode()).digest()
+    return np.frombuffer(digest[:16], dtype="<u4").tolist()
+
+
 def _prior_gpus(benchmark: str, gpu: str, vendor: str) -> tuple[str, ...]:
     from bat.registry import resolve_benchmark
     from bat.run.targets import prior_gpus
