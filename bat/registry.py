@@ -28,14 +28,15 @@ import importlib.util
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bat.core import plugins, quarantine
-from bat.core.datasetmeta import DatasetMeta, read_meta
+from bat.core.datasetmeta import DatasetMeta, read_meta, shared_meta
 from bat.core.errors import DatasetError, MissingDependencyError, RegistryError, TunerError, UnknownNameError
 from bat.core.limits import MAX_DATA_BYTES, regular_file
 from bat.core.tuner import Tuner, TunerEntry, parse_tuner_options
@@ -267,21 +268,36 @@ class DatasetEntry:
         return (self.meta.benchmark, self.meta.gpu)
 
 
-def _entries_in(label: str, root: Path) -> list[DatasetEntry]:
+def _entries_in(label: str, root: Path, read: Callable[[Path], DatasetMeta]) -> list[DatasetEntry]:
     if not root.is_dir():
         return []
-    return [DatasetEntry(p, read_meta(p), f"{label}/{p.relative_to(root).with_suffix('').as_posix()}")
+    return [DatasetEntry(p, read(p), f"{label}/{p.relative_to(root).with_suffix('').as_posix()}")
             for p in sorted(root.rglob("*.parquet")) if p.is_file()]  # a FIFO or a folder is no dataset
 
 
-def dataset_entries(root: Path | None = None) -> list[DatasetEntry]:
-    """Every dataset (or those under ``root``), sorted by benchmark and GPU; a file is listed once."""
+def dataset_entries(root: Path | None = None, *, shared: bool = False) -> list[DatasetEntry]:
+    """Every dataset (or those under ``root``), sorted by benchmark and GPU; a file is listed once.
+    ``shared``: each entry's metadata is the one kept per file version (``shared_meta``), not a copy of its
+    own, for a caller that only reads it."""
     roots = [("custom", root)] if root is not None else dataset_roots()
-    seen: dict[Path, DatasetEntry] = {}
-    for label, folder in roots:
-        for e in _entries_in(label, folder):
-            seen.setdefault(e.path.resolve(), e)
+    every = [e for label, folder in roots for e in _entries_in(label, folder, shared_meta if shared else read_meta)]
+    # a file under two roots (a link, a root inside another) is listed once, the first time: the same real path
+    # is the same file, so only paths to one file (device, inode) are resolved to tell them apart
+    files = [_file_id(e.path) for e in every]
+    twice = {f for f, n in Counter(files).items() if n > 1}
+    seen: dict[object, DatasetEntry] = {}
+    for e, f in zip(every, files, strict=True):
+        seen.setdefault(e.path.resolve() if f in twice else f, e)
     return sorted(seen.values(), key=lambda e: (*e.key, e.id))
+
+
+def _file_id(path: Path) -> object:
+    """The file at ``path`` (device, inode); its real path where it is gone since it was listed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return path.resolve()
+    return st.st_dev, st.st_ino
 
 
 def _one(entries: list[DatasetEntry], what: str) -> DatasetEntry:
@@ -367,7 +383,7 @@ def resolve_benchmark(name_or_path: str | Path, gpu: str | None = None) -> Bench
     try:
         return load_benchmark(name_or_path)
     except UnknownNameError:
-        if not any(e.meta.benchmark == str(name_or_path) for e in dataset_entries()):
+        if not any(e.meta.benchmark == str(name_or_path) for e in dataset_entries(shared=True)):
             raise
     return _find_dataset(str(name_or_path), gpu).meta.load_benchmark()  # its space, not its data
 
@@ -383,6 +399,6 @@ def load_dataset(ref: str | Path, gpu: str | None = None) -> Dataset:
 
     if gpu is None and (Path(ref).is_file() or Path(ref).suffix == ".parquet"
                         or any(e.id == str(ref).strip("/") or e.id.endswith("/" + str(ref).strip("/"))
-                               for e in dataset_entries())):
+                               for e in dataset_entries(shared=True))):
         return Dataset.load(resolve_dataset(ref).path)
     return Dataset.load(find_dataset(str(ref), gpu).path)

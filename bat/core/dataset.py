@@ -360,6 +360,12 @@ def make_frame(
             raise DatasetError(f"{where}: the parameter {str(name)[:80]!r} is named {why}; one name, one column")
         seen.add(name)
     frame = pd.DataFrame.from_records(list(rows))
+    ordered = [*parameters, *CORE_COLUMNS]
+    rest = [c for c in frame.columns if c not in ordered]
+    if missing := [p for p in parameters if p not in frame.columns]:
+        raise KeyError(f"{missing} not in index")  # as pandas says it when a frame lacks columns asked for
+    # the columns are built apart and the frame once: a column set or taken on a frame costs far more
+    columns: dict[Any, Any] = dict(frame.items())
     for col, default in (
         ("status", Status.OK.value),
         ("objective_ms", np.nan),
@@ -368,16 +374,14 @@ def make_frame(
         ("benchmark_ms", np.nan),
         ("message", ""),
     ):
-        if col not in frame.columns:
-            frame[col] = [default] * len(frame)
-    frame["times_ms"] = frame["times_ms"].map(_as_float_list)
-    frame["message"] = frame["message"].fillna("").astype(str)
-    frame["status"] = frame["status"].astype(str)
+        if col not in columns:  # an empty column is float, as pandas makes one set on an empty frame
+            columns[col] = pd.Series([default] * len(frame), index=frame.index, dtype=None if len(frame) else float)
+    columns["times_ms"] = columns["times_ms"].map(_as_float_list)
+    columns["message"] = columns["message"].fillna("").astype(str)
+    columns["status"] = columns["status"].astype(str)
     for col in ("objective_ms", "compile_ms", "benchmark_ms"):
-        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
-    ordered = [*parameters, *CORE_COLUMNS]
-    rest = [c for c in frame.columns if c not in ordered]
-    return frame[ordered + rest]
+        columns[col] = pd.to_numeric(columns[col], errors="coerce").astype(float)
+    return pd.DataFrame({c: columns[c] for c in ordered + rest}, index=frame.index)
 
 
 def _plain(value: Any) -> Any:

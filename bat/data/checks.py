@@ -182,11 +182,13 @@ def _space(dataset: Dataset, space: SearchSpace) -> list[Finding]:
     inside = np.ones(len(frame), dtype=bool)
     for p in space.parameters:
         inside &= frame[p.name].isin(p.values).to_numpy()
-    if not inside.all():
+    everyone = bool(inside.all())
+    if not everyone:
         out.append(Finding("space", True, f"{int((~inside).sum())} rows have values outside the space"))
-    idx = space.encode(frame.loc[inside, list(space.names)])
+    # encode reads the space's columns only: the rows are taken apart only when some are out of it
+    idx = space.encode(frame if everyone else frame.loc[inside, list(space.names)])
     valid = space.is_valid(idx) if len(idx) else np.zeros(0, dtype=bool)
-    status = frame.loc[inside, "status"].to_numpy()
+    status = frame["status"].to_numpy()[inside]
     measured = int((~valid & (status != Status.CONSTRAINT_VIOLATION.value)).sum())
     if measured:
         out.append(Finding("space", True, f"{measured} rows violate a constraint of the space but are recorded "
@@ -201,11 +203,11 @@ def _space(dataset: Dataset, space: SearchSpace) -> list[Finding]:
 def best_time(path: str | Path) -> float | None:
     """Best ok objective of a dataset file, reading two columns only (None without one).
 
-    Remembered per file version (path, inode, size, modification time): a campaign checks
+    Remembered per file version (absolute path, inode, size, modification time): a campaign checks
     every run's dataset against its peers, and reading them again per run was most of a
     short replayed run's cost; a file changed or replaced is read again."""
     st = os.stat(path)
-    return _best_time(str(Path(path).resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
+    return _best_time(os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -221,7 +223,7 @@ def registry_peers(benchmark: str, root: Path | None = None) -> list[Peer]:
     from bat.registry import dataset_entries
 
     peers = []
-    for e in dataset_entries(root):
+    for e in dataset_entries(root, shared=True):
         if e.meta.benchmark == benchmark and (best := best_time(e.path)) is not None:
             peers.append(Peer(e.meta.gpu, best, e.meta.problem_size))
     return peers

@@ -166,7 +166,7 @@ def import_file(
     meta.source = source or meta.source or f"imported from {path.name} ({read.format})"
     meta.licence = licence or meta.licence
     dataset = Dataset(frame=frame.reset_index(drop=True), meta=meta, parameters=tuple(space.names))
-    valid = space.is_valid(space.encode(dataset.configs()))
+    valid = space.is_valid(space.encode(dataset.frame))  # it reads the space's columns alone: no copy of them
     return Imported(dataset, space, bench, read.format, int((~valid).sum()), warnings, mapping)
 
 
